@@ -1,0 +1,94 @@
+"""The package itself: what importing it costs, its version, its error type."""
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+import framescope
+
+PYPROJECT = Path(__file__).resolve().parent.parent / "pyproject.toml"
+
+# Prints the torch modules loaded after running the code before it, one per line.
+TORCH_PROBE = """
+import sys
+print("\\n".join(sorted(m for m in sys.modules if m == "torch" or m.startswith("torch."))))
+"""
+
+
+def torch_modules_after(run_python, code: str) -> list:
+    return run_python(code + TORCH_PROBE).stdout.split()
+
+
+@pytest.mark.needs_subprocess
+@pytest.mark.parametrize("module", ["framescope", "framescope.errors", "framescope.decompiler"])
+def test_import_does_not_import_torch(run_python, module):
+    assert torch_modules_after(run_python, "import " + module) == []
+
+
+@pytest.mark.torch
+@pytest.mark.needs_subprocess
+def test_torch_probe_sees_torch(run_python):
+    # The check above would pass vacuously if the probe could not see torch at all.
+    assert "torch" in torch_modules_after(run_python, "import framescope, torch")
+
+
+def pyproject_version() -> str:
+    # A plain scan, since tomllib only exists from Python 3.11 on.
+    in_project = False
+    for line in PYPROJECT.read_text(encoding="utf-8").splitlines():
+        if line.startswith("["):
+            in_project = line.strip() == "[project]"
+        match = re.match(r'\s*version\s*=\s*"([^"]+)"', line)
+        if in_project and match:
+            return match.group(1)
+    raise AssertionError("no version in the [project] table of %s" % PYPROJECT)
+
+
+def test_version_matches_pyproject():
+    assert framescope.__version__ == pyproject_version()
+
+
+@pytest.mark.skipif(
+    sys.platform == "emscripten", reason="under Pyodide framescope runs from src/, not installed"
+)
+def test_version_matches_installed_metadata():
+    from importlib.metadata import version
+
+    assert version("framescope") == framescope.__version__
+
+
+def test_decompilation_error_is_an_exception():
+    assert issubclass(framescope.DecompilationError, Exception)
+    with pytest.raises(Exception):
+        raise framescope.DecompilationError("unsupported opcode")
+
+
+def test_decompilation_error_message_is_one_line():
+    err = framescope.DecompilationError(
+        "stack underflow\n  while   merging\tbranches",
+        code_name="f",
+        offset=12,
+        opname="POP_TOP",
+    )
+    message = str(err)
+    assert "\n" not in message
+    for part in ("f", "offset 12", "POP_TOP", "stack underflow while merging branches"):
+        assert part in message
+    assert (err.reason, err.code_name, err.offset, err.opname) == (
+        "stack underflow\n  while   merging\tbranches",
+        "f",
+        12,
+        "POP_TOP",
+    )
+
+
+def test_decompilation_error_without_location():
+    assert str(framescope.DecompilationError("no bytecode")) == "no bytecode"
+
+
+def test_public_names():
+    for name in framescope.__all__:
+        assert hasattr(framescope, name), name
