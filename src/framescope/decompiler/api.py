@@ -1,0 +1,106 @@
+"""``framescope.decompile``: from a Python object to checked source text."""
+import ast
+import functools
+import inspect
+from types import CodeType, FunctionType, MethodType
+from typing import Any, List, Optional, Tuple
+
+from framescope.decompiler.cleanup import strip_return_none
+from framescope.decompiler.function import body_of, function_def
+from framescope.decompiler.unparse import unparse
+from framescope.errors import DecompilationError
+
+#: Values a default argument may show as (anything else is left out of the signature).
+SIMPLE_DEFAULTS = (int, float, complex, str, bytes, bool, type(None), type(Ellipsis))
+
+
+def decompile(obj: Any, *, indent: int = 4, verify: bool = True) -> str:
+    """Source text for ``obj``; see `framescope.decompile`."""
+    func, code = unwrap(obj)
+    if code.co_name == "<module>" or not is_function_code(code):
+        tree = module_tree(code)
+    else:
+        node = function_def(code)
+        if func is not None:
+            add_defaults(node, func)
+        tree = ast.Module(body=[node], type_ignores=[])
+    source = unparse(tree, indent=indent)
+    if verify:
+        check(source, code)
+    return source
+
+
+def unwrap(obj: Any) -> Tuple[Optional[FunctionType], CodeType]:
+    """The function (when there is one) and the code object behind ``obj``."""
+    seen = 0
+    while seen < 100:
+        seen += 1
+        if isinstance(obj, CodeType):
+            return None, obj
+        if isinstance(obj, FunctionType):
+            wrapped = getattr(obj, "__wrapped__", None)
+            if wrapped is not None and wrapped is not obj:
+                obj = wrapped
+                continue
+            return obj, obj.__code__
+        if isinstance(obj, MethodType):
+            obj = obj.__func__
+        elif isinstance(obj, (staticmethod, classmethod)):
+            obj = obj.__func__
+        elif isinstance(obj, functools.partial):
+            obj = obj.func
+        elif isinstance(obj, property) and obj.fget is not None:
+            obj = obj.fget
+        elif getattr(obj, "__wrapped__", None) is not None:
+            obj = obj.__wrapped__
+        elif hasattr(obj, "__code__") and isinstance(obj.__code__, CodeType):
+            return None, obj.__code__
+        else:
+            break
+    raise TypeError("framescope.decompile() needs a function, method or code object, not %s"
+                    % type(obj).__name__)
+
+
+def is_function_code(code: CodeType) -> bool:
+    return bool(code.co_flags & inspect.CO_NEWLOCALS)
+
+
+def module_tree(code: CodeType) -> ast.Module:
+    body = strip_return_none(body_of(code))
+    if body and isinstance(body[0], ast.Assign) and len(body[0].targets) == 1:
+        target = body[0].targets[0]
+        if isinstance(target, ast.Name) and target.id == "__doc__" and isinstance(body[0].value, ast.Constant):
+            body[0] = ast.Expr(value=body[0].value)
+    return ast.Module(body=body, type_ignores=[])
+
+
+def add_defaults(node: ast.stmt, func: FunctionType) -> None:
+    """Show the function object's defaults in the signature where they are simple literals."""
+    defaults = func.__defaults__ or ()
+    kwdefaults = func.__kwdefaults__ or {}
+    values = list(defaults) + list(kwdefaults.values())
+    if not all(type(x) in SIMPLE_DEFAULTS for x in values):
+        return
+    args = node.args  # type: ignore[attr-defined]
+    args.defaults = [ast.Constant(value=x) for x in defaults]
+    args.kw_defaults = [ast.Constant(value=kwdefaults[a.arg]) if a.arg in kwdefaults else None
+                        for a in args.kwonlyargs]
+
+
+def check(source: str, code: CodeType) -> None:
+    """Recompile ``source`` and require bytecode equivalent to ``code``."""
+    from framescope.decompiler.equivalence import compare_code, recompile_function
+
+    try:
+        if code.co_name == "<module>" or not is_function_code(code):
+            recompiled = compile(source, code.co_filename, "exec")
+        else:
+            recompiled = recompile_function(source, code)
+    except SyntaxError as err:
+        raise DecompilationError("produced invalid source (%s)" % err.msg, code_name=code.co_name) from None
+    difference = compare_code(code, recompiled)
+    if difference is not None:
+        raise DecompilationError("recompiled code differs: %s" % difference, code_name=code.co_name)
+
+
+__all__: List[str] = ["decompile", "unwrap"]

@@ -1,0 +1,64 @@
+"""Exception ranges of 3.8-3.10 bytecode, computed from its block stack.
+
+Before 3.11 a ``try`` is entered by ``SETUP_FINALLY`` (``SETUP_WITH``,
+``SETUP_ASYNC_WITH``) which pushes a block naming the handler, and left by ``POP_BLOCK``.
+Walking the control-flow graph with the block stack gives, for every instruction, the
+handler an exception raised there would reach: the same information 3.11+ stores in its
+exception table, so later passes treat both alike.  On entry to a handler the
+interpreter pushes six values (the previous and the current exception as type, value,
+traceback triples) on top of the block's stack level.
+"""
+import dis
+from typing import Dict, List, Tuple
+
+from framescope.decompiler.instructions import Handler
+
+UNCONDITIONAL = frozenset({"JUMP_FORWARD", "JUMP_ABSOLUTE", "RETURN_VALUE", "RAISE_VARARGS", "RERAISE"})
+SETUPS = frozenset({"SETUP_FINALLY", "SETUP_WITH", "SETUP_ASYNC_WITH"})
+
+#: A pushed block: (handler offset, stack level); the level -1 marks an EXCEPT_HANDLER block.
+Block = Tuple[int, int]
+
+
+def legacy_handlers(code, raw) -> Dict[int, Handler]:
+    index = {ins.offset: i for i, ins in enumerate(raw)}
+    seen: Dict[int, Tuple[Tuple[Block, ...], int]] = {}
+    work: List[Tuple[int, Tuple[Block, ...], int]] = [(0, (), 0)]
+    handlers: Dict[int, Handler] = {}
+
+    while work:
+        i, blocks, depth = work.pop()
+        while 0 <= i < len(raw):
+            ins = raw[i]
+            if ins.offset in seen:
+                break
+            seen[ins.offset] = (blocks, depth)
+            finally_blocks = [b for b in blocks if b[1] >= 0]
+            if finally_blocks:
+                target, level = finally_blocks[-1]
+                handlers[ins.offset] = Handler(target, level, False)
+            name = ins.opname
+            if name in SETUPS:
+                level = depth if name != "SETUP_ASYNC_WITH" else depth - 1
+                handler_blocks = blocks + ((-1, -1),)
+                work.append((index[ins.argval], handler_blocks, level + 6))
+                blocks = blocks + ((ins.argval, level),)
+            elif name == "POP_BLOCK" and blocks:
+                blocks = blocks[:-1]
+            elif name == "POP_EXCEPT" and blocks:
+                blocks = blocks[:-1]
+            try:
+                effect = dis.stack_effect(ins.opcode, ins.arg, jump=False)
+            except ValueError:
+                effect = 0
+            if name in SETUPS:
+                effect = dis.stack_effect(ins.opcode, ins.arg, jump=False)
+            if ins.opcode in dis.hasjrel or ins.opcode in dis.hasjabs:
+                if name not in SETUPS:
+                    jump_effect = dis.stack_effect(ins.opcode, ins.arg, jump=True)
+                    work.append((index.get(ins.argval, -1), blocks, depth + jump_effect))
+            if name in UNCONDITIONAL:
+                break
+            depth += effect
+            i += 1
+    return handlers

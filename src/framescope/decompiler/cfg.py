@@ -1,0 +1,174 @@
+"""Pass 2: canonical instructions → basic blocks, with dominators and loops.
+
+A block starts at the function entry, at every jump target and exception-handler
+target, after every jump or terminator, and wherever the covering exception handler
+changes, so that one handler covers a whole block.
+"""
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Set
+
+from framescope.decompiler.instructions import JUMPS, TERMINATORS, Handler, Instr
+
+
+@dataclass(eq=False)
+class Block:
+    """A maximal straight-line run of instructions."""
+
+    #: Position in `CFG.blocks` (layout order of the original bytecode).
+    index: int
+    #: The instructions, in order; the last one decides where control goes next.
+    instrs: List[Instr]
+    #: Block reached by falling off the end, if control can fall through.
+    fall: Optional["Block"] = None
+    #: Block reached through the last instruction's jump target, if any.
+    jump: Optional["Block"] = None
+    #: Exception handler covering the block's instructions.
+    handler: Optional[Handler] = None
+    #: First block of that handler.
+    catch: Optional["Block"] = None
+    #: Blocks that reach this one by fall-through or jump (not through exceptions).
+    preds: List["Block"] = field(default_factory=list)
+
+    @property
+    def start(self) -> int:
+        return self.instrs[0].offset
+
+    @property
+    def last(self) -> Instr:
+        return self.instrs[-1]
+
+    def succs(self) -> List["Block"]:
+        return [b for b in (self.fall, self.jump) if b is not None]
+
+    def __repr__(self) -> str:
+        return "<Block %d @%d>" % (self.index, self.start)
+
+
+class CFG:
+    """Basic blocks of one code object, in bytecode layout order."""
+
+    def __init__(self, instrs: List[Instr]) -> None:
+        self.instrs = instrs
+        self.blocks: List[Block] = []
+        self.by_offset: Dict[int, Block] = {}
+        self._split()
+        self._link()
+        self.entry = self.blocks[0]
+        self.dom = dominators(self.entry, self.blocks)
+
+    def _split(self) -> None:
+        starts: Set[int] = {0}
+        for i, ins in enumerate(self.instrs):
+            if ins.target is not None:
+                starts.add(ins.target)
+            if ins.handler is not None:
+                starts.add(ins.handler.target)
+            if ins.op in JUMPS or ins.op in TERMINATORS:
+                if i + 1 < len(self.instrs):
+                    starts.add(self.instrs[i + 1].offset)
+            if i and self.instrs[i - 1].handler != ins.handler:
+                starts.add(ins.offset)
+        current: List[Instr] = []
+        for i, ins in enumerate(self.instrs):
+            first_of_offset = i == 0 or self.instrs[i - 1].offset != ins.offset
+            if current and first_of_offset and ins.offset in starts:
+                self._add(current)
+                current = []
+            current.append(ins)
+        if current:
+            self._add(current)
+
+    def _add(self, instrs: List[Instr]) -> None:
+        block = Block(len(self.blocks), instrs, handler=instrs[0].handler)
+        self.blocks.append(block)
+        self.by_offset[block.start] = block
+
+    def _link(self) -> None:
+        for i, block in enumerate(self.blocks):
+            last = block.last
+            if last.op not in TERMINATORS and i + 1 < len(self.blocks):
+                block.fall = self.blocks[i + 1]
+            if last.target is not None and last.op not in ("SETUP_FINALLY", "SETUP_WITH", "SETUP_ASYNC_WITH"):
+                block.jump = self.by_offset.get(last.target)
+            if block.handler is not None:
+                block.catch = self.by_offset[block.handler.target]
+            for succ in block.succs():
+                if block not in succ.preds:
+                    succ.preds.append(block)
+
+    def split(self, block: Block, at: int) -> Block:
+        """Cut ``block`` before its instruction ``at``; return the new second half."""
+        tail = Block(0, block.instrs[at:], fall=block.fall, jump=block.jump, handler=block.handler,
+                     catch=block.catch)
+        block.instrs = block.instrs[:at]
+        block.fall, block.jump = tail, None
+        for succ in tail.succs():
+            succ.preds = [tail if p is block else p for p in succ.preds]
+        tail.preds = [block]
+        self.blocks.insert(self.blocks.index(block) + 1, tail)
+        self.renumber()
+        return tail
+
+    def renumber(self) -> None:
+        for i, block in enumerate(self.blocks):
+            block.index = i
+        self.by_offset = {}
+        for block in self.blocks:
+            self.by_offset.setdefault(block.start, block)
+        self.entry = self.blocks[0]
+        self.dom = dominators(self.entry, self.blocks)
+
+    def block_at(self, offset: int) -> Block:
+        return self.by_offset[offset]
+
+    def handler_block(self, handler: Handler) -> Block:
+        return self.by_offset[handler.target]
+
+
+def dominators(entry: Block, blocks: List[Block]) -> Dict[Block, Set[Block]]:
+    """Dominator sets over normal and exception edges (a handler is dominated by its range)."""
+    order = reverse_postorder(entry)
+    preds: Dict[Block, List[Block]] = {b: list(b.preds) for b in order}
+    for block in order:
+        if block.catch is not None:
+            preds[block.catch].append(block)
+    dom: Dict[Block, Set[Block]] = {b: set(order) for b in order}
+    dom[entry] = {entry}
+    changed = True
+    while changed:
+        changed = False
+        for block in order[1:]:
+            incoming = [dom[p] for p in preds[block] if p in dom]
+            new = set.intersection(*incoming) if incoming else set()
+            new = new | {block}
+            if new != dom[block]:
+                dom[block] = new
+                changed = True
+    return dom
+
+
+def reverse_postorder(entry: Block) -> List[Block]:
+    """Blocks reachable from ``entry`` (handlers included), in reverse postorder."""
+    seen: Set[int] = set()
+    order: List[Block] = []
+    stack = [(entry, iter(_all_succs(entry)))]
+    seen.add(id(entry))
+    while stack:
+        block, it = stack[-1]
+        for succ in it:
+            if id(succ) not in seen:
+                seen.add(id(succ))
+                stack.append((succ, iter(_all_succs(succ))))
+                break
+        else:
+            stack.pop()
+            order.append(block)
+    order.reverse()
+    return order
+
+
+def _all_succs(block: Block) -> List[Block]:
+    succs = block.succs()
+    if block.catch is not None:
+        succs.append(block.catch)
+    return succs

@@ -1,0 +1,153 @@
+"""Statement-level clean-ups that undo what the compiler adds to a body.
+
+* the implicit ``return None`` at the end of a function (and at the end of each arm
+  of a final ``if``, where the compiler duplicated it);
+* a class body's ``__module__``/``__qualname__``/``__firstlineno__``/``__static_attributes__``
+  stores and ``return __classcell__``;
+* comprehension bodies (``for``/``if`` nests around an append) → comprehension nodes.
+"""
+import ast
+import inspect
+from types import CodeType
+from typing import List, Optional
+
+from framescope.decompiler.simulate import CompAppend, is_none
+from framescope.errors import DecompilationError
+
+CLASS_HIDDEN = ("__module__", "__qualname__", "__firstlineno__", "__static_attributes__",
+                "__classdictcell__", "__type_params__")
+
+
+def clean_body(body: List[ast.stmt]) -> List[ast.stmt]:
+    return body
+
+
+def strip_return_none(body: List[ast.stmt]) -> List[ast.stmt]:
+    """Drop the trailing ``return None`` the compiler adds to every function."""
+    if not body:
+        return body
+    last = body[-1]
+    if isinstance(last, ast.Return) and (last.value is None or is_none(last.value)):
+        return body[:-1]
+    if isinstance(last, ast.If):
+        last.body = strip_return_none(last.body) or [ast.Pass()]
+        if last.orelse:
+            last.orelse = strip_return_none(last.orelse)
+    return body
+
+
+def function_body(code: CodeType, body: List[ast.stmt]) -> List[ast.stmt]:
+    body = strip_return_none(body)
+    if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_ASYNC_GENERATOR) and not contains_yield(body):
+        # A generator whose yields were all unreachable: keep it a generator.
+        body.append(ast.If(test=ast.Constant(value=False), body=[ast.Expr(value=ast.Yield(value=None))],
+                           orelse=[]))
+    return body
+
+
+def contains_yield(body: List[ast.stmt]) -> bool:
+    for stmt in body:
+        for node in walk_same_scope(stmt):
+            if isinstance(node, (ast.Yield, ast.YieldFrom, ast.Await)):
+                return True
+    return False
+
+
+def walk_same_scope(node: ast.AST):
+    """``ast.walk`` that does not descend into nested functions, lambdas or classes."""
+    todo = [node]
+    while todo:
+        node = todo.pop()
+        yield node
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                todo.append(child)
+
+
+def class_body(code: CodeType, body: List[ast.stmt]) -> List[ast.stmt]:
+    out: List[ast.stmt] = []
+    for stmt in body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            target = stmt.targets[0].id
+            if target in CLASS_HIDDEN:
+                continue
+            if target == "__doc__" and isinstance(stmt.value, ast.Constant) and not out:
+                out.append(ast.Expr(value=stmt.value))
+                continue
+        if isinstance(stmt, ast.Return):
+            continue  # ``return None`` or ``return __classcell__``
+        out.append(stmt)
+    return out or [ast.Pass()]
+
+
+def comprehension(code: CodeType, body: List[ast.stmt], iterable: ast.expr) -> ast.expr:
+    """Rebuild a comprehension from the body of its code object (``.0`` is the outer iterable)."""
+    kind = code.co_name
+    if len(body) == 1 and isinstance(body[0], ast.Return) and \
+            isinstance(body[0].value, (ast.ListComp, ast.SetComp, ast.DictComp)):
+        node = body[0].value
+        first = node.generators[0]
+        if not (isinstance(first.iter, ast.Name) and first.iter.id == ".0"):
+            raise DecompilationError("comprehension does not iterate over its argument", code_name=kind)
+        first.iter = iterable
+        return node
+    stmts = [s for s in body if not isinstance(s, ast.Return)]
+    if kind == "<genexpr>":
+        stmts = strip_return_none(body)
+    generators: List[ast.comprehension] = []
+    element = collect(stmts, generators, kind)
+    if not generators:
+        raise DecompilationError("comprehension without a loop", code_name=kind)
+    first = generators[0]
+    if not (isinstance(first.iter, ast.Name) and first.iter.id == ".0"):
+        raise DecompilationError("comprehension does not iterate over its argument", code_name=kind)
+    first.iter = iterable
+    return build(kind, element, generators)
+
+
+def build(kind: str, element: CompAppend, generators: List[ast.comprehension]) -> ast.expr:
+    if kind == "<listcomp>":
+        return ast.ListComp(elt=element.value, generators=generators)
+    if kind == "<setcomp>":
+        return ast.SetComp(elt=element.value, generators=generators)
+    if kind == "<dictcomp>":
+        return ast.DictComp(key=element.key, value=element.value, generators=generators)
+    return ast.GeneratorExp(elt=element.value, generators=generators)
+
+
+def collect(stmts: List[ast.stmt], generators: List[ast.comprehension], kind: str) -> CompAppend:
+    """Walk the ``for``/``if`` nest down to the single element statement."""
+    ifs: Optional[List[ast.expr]] = None
+    while True:
+        if len(stmts) >= 1 and isinstance(stmts[0], ast.If) and stmts[0].body and \
+                isinstance(stmts[0].body[-1], ast.Continue) and len(stmts[0].body) == 1 and not stmts[0].orelse:
+            if ifs is None:
+                raise DecompilationError("condition outside a comprehension loop", code_name=kind)
+            ifs.append(negate_test(stmts[0].test))
+            stmts = stmts[1:]
+            continue
+        if len(stmts) != 1:
+            raise DecompilationError("comprehension body is not a single element", code_name=kind)
+        stmt = stmts[0]
+        if isinstance(stmt, (ast.For, ast.AsyncFor)) and not stmt.orelse:
+            gen = ast.comprehension(target=stmt.target, iter=stmt.iter, ifs=[],
+                                    is_async=int(isinstance(stmt, ast.AsyncFor)))
+            generators.append(gen)
+            ifs = gen.ifs
+            stmts = stmt.body
+            continue
+        if isinstance(stmt, ast.If) and not stmt.orelse and ifs is not None:
+            ifs.append(stmt.test)
+            stmts = stmt.body
+            continue
+        if isinstance(stmt, CompAppend):
+            return stmt
+        if kind == "<genexpr>" and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Yield):
+            return CompAppend(value=stmt.value.value, key=None, depth=0)
+        raise DecompilationError("unexpected statement in a comprehension", code_name=kind)
+
+
+def negate_test(node: ast.expr) -> ast.expr:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return node.operand
+    return ast.UnaryOp(op=ast.Not(), operand=node)

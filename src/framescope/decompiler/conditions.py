@@ -1,0 +1,178 @@
+"""Branch conditions, with short-circuit chains folded into ``and``/``or``.
+
+``if a and b:`` compiles to two conditional jumps that share their false target;
+``if a or b:`` to two that share their true target.  Starting from a block that ends
+in a conditional jump, `collect_condition` absorbs successor blocks that only test a
+condition and share a target with what was collected so far, innermost first:
+
+====================  =============================  ===========================
+second test reached    shared target                  folded condition
+====================  =============================  ===========================
+when the first holds   its false target               ``a and b``
+when the first holds   its true target = first false  ``a and not b``
+when the first fails   its true target                ``a or b``
+when the first fails   its false target = first true  ``a or not b``
+====================  =============================  ===========================
+
+A path "keeps" the tested value when the jump leaves it on the stack
+(``JUMP_IF_TRUE_OR_POP``, or 3.12+'s ``COPY 1`` before the jump): that is how ``x = a
+or b`` computes its value.
+"""
+import ast
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Optional
+
+from framescope.decompiler import values as v
+from framescope.decompiler.cfg import Block
+from framescope.decompiler.simulate import State
+from framescope.errors import DecompilationError
+
+if TYPE_CHECKING:
+    from framescope.decompiler.structure import Structurer
+
+CONDITIONAL = ("POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE",
+               "JUMP_IF_FALSE_OR_POP", "JUMP_IF_TRUE_OR_POP")
+
+
+class Popped(v.Marker):
+    """A kept copy of a tested value on the path that discards it (3.12+ ``COPY``/``POP_TOP``)."""
+
+
+@dataclass(eq=False)
+class Cond:
+    """A (possibly compound) branch condition and where each outcome goes."""
+
+    #: The condition as an expression.
+    expr: ast.expr
+    #: First block of the chain (its post-dominator is where the arms meet).
+    head: Block
+    true_block: Optional[Block]
+    false_block: Optional[Block]
+    #: Stack (and an empty statement list) for each arm.
+    true_state: State
+    false_state: State
+    #: Whether the arm has the tested value left on top of its stack.
+    true_kept: bool = False
+    false_kept: bool = False
+
+    def negated(self) -> "Cond":
+        return Cond(negate(self.expr), self.head, self.false_block, self.true_block, self.false_state,
+                    self.true_state, self.false_kept, self.true_kept)
+
+
+def negate(node: ast.expr) -> ast.expr:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return node.operand
+    return ast.UnaryOp(op=ast.Not(), operand=node)
+
+
+def simple_condition(st: "Structurer", block: Block, state: State) -> Cond:
+    """The condition of ``block``'s final jump; its other instructions already ran on ``state``."""
+    last = block.last
+    op = last.op
+    sim = st.sim
+    if op in ("JUMP_IF_FALSE_OR_POP", "JUMP_IF_TRUE_OR_POP"):
+        value = sim.expr(state.stack[-1]) if state.stack else None
+        if value is None:
+            raise st.error("condition on an empty stack", block)
+        kept = State(state.stack)
+        kept.stack[-1] = value
+        state.pop()
+        popped = State(state.stack)
+        if op == "JUMP_IF_TRUE_OR_POP":
+            return Cond(value, block, block.jump, block.fall, kept, popped, true_kept=True)
+        return Cond(value, block, block.fall, block.jump, popped, kept, false_kept=True)
+    raw = state.pop()
+    value = sim.expr(raw)
+    copied = bool(state.stack) and state.stack[-1] is raw
+    if op == "POP_JUMP_IF_NONE":
+        value = ast.Compare(left=value, ops=[ast.Is()], comparators=[ast.Constant(value=None)])
+    elif op == "POP_JUMP_IF_NOT_NONE":
+        value = ast.Compare(left=value, ops=[ast.IsNot()], comparators=[ast.Constant(value=None)])
+    jump_state = State(state.stack)
+    fall_state = State(state.stack)
+    if copied:
+        state.pop()
+        jump_state.stack[-1] = value
+        fall_state.stack[-1] = Popped()
+    if op in ("POP_JUMP_IF_FALSE",):
+        return Cond(value, block, block.fall, block.jump, fall_state, jump_state, false_kept=copied)
+    return Cond(value, block, block.jump, block.fall, jump_state, fall_state, true_kept=copied)
+
+
+def collect_condition(st: "Structurer", block: Block, state: State) -> Cond:
+    cond = simple_condition(st, block, state)
+    consumed = {block}
+    while True:
+        merged = None
+        for side in ("true", "false"):
+            target = getattr(cond, side + "_block")
+            if target is None or not is_test_block(st, target, consumed):
+                continue
+            arm_state = getattr(cond, side + "_state")
+            if getattr(cond, side + "_kept"):
+                continue
+            probe = State(arm_state.stack)
+            try:
+                for ins in target.instrs[:-1]:
+                    st.sim.step(ins, probe)
+            except DecompilationError:
+                continue
+            if probe.stmts:
+                continue
+            inner = collect_condition(st, target, probe)
+            merged = fold(cond, side, inner)
+            if merged is not None:
+                consumed.add(target)
+                break
+        if merged is None:
+            return cond
+        cond = merged
+
+
+def is_test_block(st: "Structurer", block: Block, consumed) -> bool:
+    if block.last.op not in CONDITIONAL:
+        return False
+    if any(p not in consumed for p in block.preds):
+        return False
+    if block in st.back_edges:
+        return False
+    return True
+
+
+def fold(outer: Cond, side: str, inner: Cond) -> Optional[Cond]:
+    """Fold ``inner`` (reached on ``side`` of ``outer``) into one condition, if they share a target."""
+    a, b = outer.expr, inner.expr
+    if side == "true":
+        if inner.false_block is outer.false_block and not (inner.false_kept != outer.false_kept):
+            expr = boolop(ast.And(), a, b)
+            return rebuild(expr, outer, inner.true_block, inner.true_state, inner.true_kept,
+                           outer.false_block, outer.false_state, outer.false_kept)
+        if inner.true_block is outer.false_block and not inner.true_kept and not outer.false_kept:
+            expr = boolop(ast.And(), a, negate(b))
+            return rebuild(expr, outer, inner.false_block, inner.false_state, inner.false_kept,
+                           outer.false_block, outer.false_state, False)
+        return None
+    if inner.true_block is outer.true_block and not (inner.true_kept != outer.true_kept):
+        expr = boolop(ast.Or(), a, b)
+        return rebuild(expr, outer, outer.true_block, outer.true_state, outer.true_kept,
+                       inner.false_block, inner.false_state, inner.false_kept)
+    if inner.false_block is outer.true_block and not inner.false_kept and not outer.true_kept:
+        expr = boolop(ast.Or(), a, negate(b))
+        return rebuild(expr, outer, outer.true_block, outer.true_state, False,
+                       inner.true_block, inner.true_state, inner.true_kept)
+    return None
+
+
+def rebuild(expr, outer: Cond, true_block, true_state, true_kept, false_block, false_state, false_kept) -> Cond:
+    true_state, false_state = State(true_state.stack), State(false_state.stack)
+    if true_kept:
+        true_state.stack[-1] = expr
+    if false_kept:
+        false_state.stack[-1] = expr
+    return Cond(expr, outer.head, true_block, false_block, true_state, false_state, true_kept, false_kept)
+
+
+def boolop(op: ast.boolop, left: ast.expr, right: ast.expr) -> ast.BoolOp:
+    values = list(left.values) if isinstance(left, ast.BoolOp) and type(left.op) is type(op) else [left]
+    return ast.BoolOp(op=op, values=values + [right])

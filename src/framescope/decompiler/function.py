@@ -1,0 +1,134 @@
+"""The decompiler's pipeline for one code object, and the nested definitions inside it.
+
+instructions (`opcodes`) → basic blocks (`cfg`) → structured statements
+(`structure`, with `simulate` for straight-line code) → clean-up (`cleanup`).
+Nested code objects met on the way (functions, lambdas, classes, comprehensions)
+are decompiled by the same pipeline, recursively.
+"""
+import ast
+import inspect
+from types import CodeType
+from typing import Any, Dict, List, Optional
+
+from framescope.decompiler import values as v
+from framescope.decompiler.cfg import CFG
+from framescope.decompiler.normalize import normalize
+from framescope.decompiler.cleanup import clean_body, comprehension, function_body, class_body
+from framescope.decompiler.opcodes import canonical_instructions, docstring
+from framescope.decompiler.signature import arguments
+from framescope.decompiler.simulate import Simulator, State, is_none
+from framescope.errors import DecompilationError
+
+
+def body_of(code: CodeType, state: Optional[State] = None) -> List[ast.stmt]:
+    """The raw statements of ``code``'s body (before clean-up)."""
+    from framescope.decompiler.structure import Structurer
+
+    instrs = canonical_instructions(code)
+    if not instrs:
+        return []
+    cfg = CFG(instrs)
+    normalize(cfg)
+    sim = Simulator(code, lambda func, target=None, iterator=None: nested(func, target, iterator))
+    return Structurer(code, cfg, sim).body(state)
+
+
+def function_def(code: CodeType, func: Optional[v.Function] = None, name: Optional[str] = None) -> ast.stmt:
+    """A complete ``def``/``async def`` statement for a function's code object."""
+    defaults: List[ast.expr] = []
+    kwdefaults: Dict[str, ast.expr] = {}
+    annotations: Dict[str, ast.expr] = {}
+    decorators: List[ast.expr] = []
+    if func is not None:
+        defaults = tuple_items(func.defaults)
+        kwdefaults = dict_items(func.kwdefaults)
+        annotations = annotation_items(func.annotations)
+        decorators = [d for d in func.decorators]
+    args = arguments(code, defaults, kwdefaults, annotations)
+    body = function_body(code, body_of(code))
+    doc = docstring(code)
+    if doc is not None:
+        body.insert(0, ast.Expr(value=ast.Constant(value=doc)))
+    if not body:
+        body = [ast.Pass()]
+    is_async = bool(code.co_flags & (inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR))
+    node_type = ast.AsyncFunctionDef if is_async else ast.FunctionDef
+    node = node_type(name=name or code.co_name, args=args, body=body, decorator_list=decorators,
+                     returns=annotations.get("return"), type_comment=None)
+    if hasattr(ast, "TypeAlias"):
+        node.type_params = []
+    return node
+
+
+def nested(func: v.Function, target: Any = None, iterator: Optional[v.Iterator] = None) -> Any:
+    """Build what a nested code object stands for where it is used.
+
+    ``target`` is the store target for definitions (``def``), ``"class"`` for class
+    bodies; ``iterator`` is the outermost iterable for a comprehension.
+    """
+    code = func.code
+    if target == "class":
+        node = ast.ClassDef(name=code.co_name, bases=[], keywords=[], body=class_body(code, body_of(code)),
+                            decorator_list=[])
+        if hasattr(ast, "TypeAlias"):
+            node.type_params = []
+        return node
+    if iterator is not None:
+        return comprehension(code, body_of(code), iterator.source)
+    if code.co_name == "<lambda>":
+        if target is not None:
+            return None
+        return lambda_expr(code, func)
+    if target is None:
+        if code.co_name in ("<listcomp>", "<setcomp>", "<dictcomp>", "<genexpr>"):
+            raise DecompilationError("comprehension called without its iterator", code_name=code.co_name)
+        raise DecompilationError("function definition used as a value", code_name=code.co_name)
+    if not isinstance(target, ast.Name) or target.id != code.co_name:
+        raise DecompilationError("function stored under another name", code_name=code.co_name)
+    return function_def(code, func, code.co_name)
+
+
+def lambda_expr(code: CodeType, func: v.Function) -> ast.Lambda:
+    body = clean_body(body_of(code))
+    if len(body) != 1 or not isinstance(body[0], ast.Return):
+        if code.co_flags & inspect.CO_GENERATOR and len(body) == 2:
+            pass
+        raise DecompilationError("lambda body is not one expression", code_name=code.co_name)
+    args = arguments(code, tuple_items(func.defaults), dict_items(func.kwdefaults))
+    value = body[0].value
+    return ast.Lambda(args=args, body=value if value is not None else ast.Constant(value=None))
+
+
+def tuple_items(node: Any) -> List[ast.expr]:
+    if node is None or node == []:
+        return []
+    if isinstance(node, ast.Tuple):
+        return list(node.elts)
+    if isinstance(node, ast.Constant) and isinstance(node.value, tuple):
+        return [ast.Constant(value=x) for x in node.value]
+    raise DecompilationError("defaults are not a tuple")
+
+
+def dict_items(node: Any) -> Dict[str, ast.expr]:
+    if node is None or node == []:
+        return {}
+    if isinstance(node, ast.Dict):
+        return {k.value: val for k, val in zip(node.keys, node.values)}
+    raise DecompilationError("keyword defaults are not a dict")
+
+
+def annotation_items(node: Any) -> Dict[str, ast.expr]:
+    if node is None or node == []:
+        return {}
+    if isinstance(node, ast.Dict):
+        return {k.value: val for k, val in zip(node.keys, node.values)}
+    if isinstance(node, ast.Tuple):  # 3.10+: (name, value, name, value...)
+        elts = node.elts
+        return {elts[i].value: elts[i + 1] for i in range(0, len(elts), 2)}
+    if isinstance(node, ast.Constant) and isinstance(node.value, tuple):
+        items = node.value
+        return {items[i]: ast.Constant(value=items[i + 1]) for i in range(0, len(items), 2)}
+    raise DecompilationError("annotations are not a dict")
+
+
+__all__ = ["body_of", "function_def", "nested", "is_none"]

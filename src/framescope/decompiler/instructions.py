@@ -1,0 +1,62 @@
+"""The canonical instruction: one spelling of every operation, whatever the Python version.
+
+`opcodes.py` turns a code object's raw bytecode into a list of `Instr`; every later
+pass of the decompiler reads only this representation.
+"""
+from dataclasses import dataclass
+from typing import Any, Optional
+
+
+@dataclass(frozen=True)
+class Handler:
+    """Where an exception raised by an instruction goes (one exception-table range)."""
+
+    #: Offset of the handler's first instruction.
+    target: int
+    #: Stack depth the handler starts from (values above it are popped on entry).
+    depth: int
+    #: Whether the offset of the raising instruction is pushed too (3.11+ cleanup handlers).
+    lasti: bool
+
+
+@dataclass
+class Instr:
+    """One canonical instruction."""
+
+    #: Canonical operation name, e.g. ``"LOAD_FAST"``, ``"BINARY_OP"``, ``"JUMP"``.
+    op: str
+    #: Decoded argument: a name, a constant, a count, an operator symbol...
+    arg: Any = None
+    #: Offset of the raw instruction this came from (several may share one).
+    offset: int = 0
+    #: Offset jumped to, for jumps and instructions with a jump target.
+    target: Optional[int] = None
+    #: Source line, when the bytecode records one.
+    line: Optional[int] = None
+    #: Exception handler covering this instruction, if any.
+    handler: Optional[Handler] = None
+    #: Raw opcode name, kept for error messages.
+    raw: str = ""
+
+    def __repr__(self) -> str:
+        text = "%d %s" % (self.offset, self.op)
+        if self.arg is not None:
+            text += " %r" % (self.arg,)
+        if self.target is not None:
+            text += " ->%d" % self.target
+        if self.handler is not None:
+            text += " !%d/%d%s" % (self.handler.target, self.handler.depth, "L" if self.handler.lasti else "")
+        return text
+
+
+#: Operations after which control never falls through to the next instruction.
+TERMINATORS = frozenset({"JUMP", "RETURN_VALUE", "RAISE_VARARGS", "RERAISE"})
+
+#: Conditional jumps that pop their condition.
+POP_JUMPS = frozenset({"POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE"})
+
+#: Conditional jumps that keep the value on the jumping path and pop it otherwise (up to 3.11).
+OR_POP_JUMPS = frozenset({"JUMP_IF_FALSE_OR_POP", "JUMP_IF_TRUE_OR_POP"})
+
+#: Every instruction that may transfer control to ``target``.
+JUMPS = frozenset({"JUMP", "FOR_ITER", "SEND", "SETUP_FINALLY", "SETUP_WITH", "JUMP_IF_NOT_EXC_MATCH"}) | POP_JUMPS | OR_POP_JUMPS

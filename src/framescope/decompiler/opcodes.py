@@ -1,0 +1,372 @@
+"""Pass 1: raw bytecode of the running interpreter → canonical instructions.
+
+This is the one place that knows how CPython 3.8-3.14 spell the same operation.
+Everything after it sees one spelling:
+
+* jumps: ``JUMP`` (forward, backward, absolute, no-interrupt), ``POP_JUMP_IF_*`` (the
+  3.11 forward/backward forms merged), ``FOR_ITER`` whose target is the first
+  instruction after the loop's cleanup (``END_FOR``/``POP_ITER`` removed);
+* binary and in-place operators: ``BINARY_OP`` with the operator symbol (``"+"``, ``"+="``);
+  comparisons: ``COMPARE_OP`` with the symbol, ``IS_OP``/``CONTAINS_OP`` with the
+  inversion flag, ``EXC_MATCH`` for the pre-3.11 exception-match comparison;
+* calls: ``CALL`` with the argument count, the keyword names (or ``None``) and how many
+  callable slots it pops (1: the callable; 2: callable and self-or-NULL), and
+  ``CALL_KW`` when the keyword names are on the stack;
+* loads: superinstructions split, ``LOAD_FAST_*`` variants → ``LOAD_FAST``,
+  ``LOAD_SMALL_INT`` → ``LOAD_CONST``, ``RETURN_CONST`` → ``LOAD_CONST`` + ``RETURN_VALUE``,
+  ``LOAD_GLOBAL``/``LOAD_ATTR`` with the NULL/method bit → an extra ``PUSH_NULL`` /
+  ``LOAD_METHOD``;
+* no-ops dropped: ``CACHE``, ``EXTENDED_ARG``, ``NOP``, ``RESUME``, ``TO_BOOL``,
+  ``NOT_TAKEN``, ``PRECALL``, ``KW_NAMES`` (folded into the following ``CALL``).
+
+Exception ranges come from the exception table on 3.11+ and from the block stack
+(``SETUP_FINALLY``/``SETUP_WITH``/``POP_BLOCK``) on 3.8-3.10, see `blockstack.py`.
+"""
+import dis
+import sys
+from types import CodeType
+from typing import Callable, Dict, List, Optional
+
+from framescope.decompiler.instructions import Handler, Instr
+
+PY = sys.version_info[:2]
+
+#: Binary operators as the ``BINARY_*``/``INPLACE_*`` opcodes of 3.8-3.10 name them.
+LEGACY_BINARY = {
+    "ADD": "+", "SUBTRACT": "-", "MULTIPLY": "*", "TRUE_DIVIDE": "/", "FLOOR_DIVIDE": "//",
+    "MODULO": "%", "POWER": "**", "MATRIX_MULTIPLY": "@", "LSHIFT": "<<", "RSHIFT": ">>",
+    "AND": "&", "OR": "|", "XOR": "^",
+}
+
+#: Renamed operations whose behaviour is the same.
+SAME_AS = {
+    "JUMP_FORWARD": "JUMP", "JUMP_ABSOLUTE": "JUMP", "JUMP_BACKWARD": "JUMP",
+    "JUMP_BACKWARD_NO_INTERRUPT": "JUMP", "JUMP_NO_INTERRUPT": "JUMP",
+    "POP_JUMP_FORWARD_IF_FALSE": "POP_JUMP_IF_FALSE", "POP_JUMP_BACKWARD_IF_FALSE": "POP_JUMP_IF_FALSE",
+    "POP_JUMP_FORWARD_IF_TRUE": "POP_JUMP_IF_TRUE", "POP_JUMP_BACKWARD_IF_TRUE": "POP_JUMP_IF_TRUE",
+    "POP_JUMP_FORWARD_IF_NONE": "POP_JUMP_IF_NONE", "POP_JUMP_BACKWARD_IF_NONE": "POP_JUMP_IF_NONE",
+    "POP_JUMP_FORWARD_IF_NOT_NONE": "POP_JUMP_IF_NOT_NONE",
+    "POP_JUMP_BACKWARD_IF_NOT_NONE": "POP_JUMP_IF_NOT_NONE",
+    "LOAD_FAST_CHECK": "LOAD_FAST", "LOAD_FAST_BORROW": "LOAD_FAST",
+    "LOAD_CONST_IMMORTAL": "LOAD_CONST", "LOAD_CONST_MORTAL": "LOAD_CONST", "LOAD_SMALL_INT": "LOAD_CONST",
+    "POP_ITER": "POP_TOP", "LOAD_CLASSDEREF": "LOAD_FROM_DICT_OR_DEREF",
+    "BEFORE_ASYNC_WITH": "BEFORE_ASYNC_WITH",
+}
+
+#: Operations with no effect on what the source says.
+DROPPED = frozenset({
+    "CACHE", "EXTENDED_ARG", "NOP", "RESUME", "TO_BOOL", "NOT_TAKEN", "PRECALL", "KW_NAMES",
+    "SETUP_ANNOTATIONS_NOP",
+})
+
+#: Loads whose argument names the constant/local directly through ``argval``.
+SIMPLE_ARG = frozenset({
+    "LOAD_CONST", "LOAD_FAST", "STORE_FAST", "DELETE_FAST", "LOAD_DEREF", "STORE_DEREF", "DELETE_DEREF",
+    "LOAD_CLOSURE", "LOAD_NAME", "STORE_NAME", "DELETE_NAME", "STORE_GLOBAL", "DELETE_GLOBAL",
+    "LOAD_FROM_DICT_OR_DEREF", "LOAD_FROM_DICT_OR_GLOBALS", "STORE_ATTR", "DELETE_ATTR",
+    "IMPORT_NAME", "IMPORT_FROM", "LOAD_FAST_AND_CLEAR", "MAKE_CELL", "COPY_FREE_VARS",
+})
+
+
+class Translator:
+    """Translate one code object's raw instructions; one method per raw opcode family."""
+
+    def __init__(self, code: CodeType) -> None:
+        self.code = code
+        self.out: List[Instr] = []
+        self.kwnames = None  # 3.11-3.12 KW_NAMES argument waiting for its CALL
+        self.raw = list(dis.get_instructions(code))
+        self.handlers = exception_handlers(code, self.raw)
+        self.line: Optional[int] = None
+
+    def run(self) -> List[Instr]:
+        for ins in self.raw:
+            line = starts_line(ins)
+            if line is not None:
+                self.line = line
+            method: Optional[Callable] = getattr(self, "op_" + ins.opname, None)
+            family, _, operator = ins.opname.partition("_")
+            if method is None and family in ("BINARY", "INPLACE") and operator in LEGACY_BINARY:
+                symbol = LEGACY_BINARY[operator] + ("=" if family == "INPLACE" else "")
+                self.emit(ins, "BINARY_OP", symbol)
+            elif method is not None:
+                method(ins)
+            elif ins.opname in DROPPED:
+                continue
+            elif ins.opname in SAME_AS:
+                self.emit(ins, SAME_AS[ins.opname], ins.argval)
+            else:
+                self.emit(ins, ins.opname, ins.argval if ins.opname in SIMPLE_ARG else ins.arg)
+        return drop_loop_cleanup(self.out)
+
+    def emit(self, ins, op: str, arg=None, target: Optional[int] = None) -> Instr:
+        if target is None and op in ("JUMP", "POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE",
+                                     "POP_JUMP_IF_NOT_NONE", "JUMP_IF_FALSE_OR_POP", "JUMP_IF_TRUE_OR_POP",
+                                     "FOR_ITER", "SEND", "SETUP_FINALLY", "SETUP_WITH", "SETUP_ASYNC_WITH",
+                                     "JUMP_IF_NOT_EXC_MATCH", "END_ASYNC_FOR_TARGET"):
+            target = ins.argval
+            arg = None
+        instr = Instr(op, arg, ins.offset, target, self.line, self.handlers.get(ins.offset), ins.opname)
+        self.out.append(instr)
+        return instr
+
+    # -- operators ---------------------------------------------------------------------------------
+    def op_BINARY_OP(self, ins) -> None:
+        if ins.argrepr == "[]":  # 3.14 spells subscription as a binary operator
+            self.emit(ins, "BINARY_SUBSCR")
+        else:
+            self.emit(ins, "BINARY_OP", ins.argrepr)
+
+    def op_COMPARE_OP(self, ins) -> None:
+        symbol = ins.argval
+        if symbol in ("in", "not in"):
+            self.emit(ins, "CONTAINS_OP", int(symbol == "not in"))
+        elif symbol in ("is", "is not"):
+            self.emit(ins, "IS_OP", int(symbol == "is not"))
+        elif symbol == "exception match":
+            self.emit(ins, "EXC_MATCH")
+        else:
+            self.emit(ins, "COMPARE_OP", symbol)
+
+    def op_UNARY_POSITIVE(self, ins) -> None:
+        self.emit(ins, "UNARY_OP", "+")
+
+    def op_UNARY_NEGATIVE(self, ins) -> None:
+        self.emit(ins, "UNARY_OP", "-")
+
+    def op_UNARY_INVERT(self, ins) -> None:
+        self.emit(ins, "UNARY_OP", "~")
+
+    def op_UNARY_NOT(self, ins) -> None:
+        self.emit(ins, "UNARY_OP", "not")
+
+    def op_CALL_INTRINSIC_1(self, ins) -> None:
+        name = ins.argrepr
+        if name == "INTRINSIC_UNARY_POSITIVE":
+            self.emit(ins, "UNARY_OP", "+")
+        elif name == "INTRINSIC_IMPORT_STAR":
+            self.emit(ins, "IMPORT_STAR")
+        elif name == "INTRINSIC_LIST_TO_TUPLE":
+            self.emit(ins, "LIST_TO_TUPLE")
+        elif name == "INTRINSIC_PRINT":
+            self.emit(ins, "PRINT_EXPR")
+        else:
+            self.emit(ins, "CALL_INTRINSIC_1", name)
+
+    def op_CALL_INTRINSIC_2(self, ins) -> None:
+        self.emit(ins, "CALL_INTRINSIC_2", ins.argrepr)
+
+    # -- loads and stores --------------------------------------------------------------------------
+    def op_LOAD_GLOBAL(self, ins) -> None:
+        if PY >= (3, 11) and ins.arg & 1:
+            self.emit(ins, "PUSH_NULL")
+        self.emit(ins, "LOAD_GLOBAL", ins.argval)
+
+    def op_LOAD_ATTR(self, ins) -> None:
+        if PY >= (3, 12) and ins.arg & 1:
+            self.emit(ins, "LOAD_METHOD", ins.argval)
+        else:
+            self.emit(ins, "LOAD_ATTR", ins.argval)
+
+    def op_LOAD_METHOD(self, ins) -> None:
+        self.emit(ins, "LOAD_METHOD", ins.argval)
+
+    def op_LOAD_SUPER_ATTR(self, ins) -> None:
+        # arg bit 0: method load; bit 1: the two-argument form super(cls, self).
+        self.emit(ins, "LOAD_SUPER_ATTR", (ins.argval, bool(ins.arg & 1), bool(ins.arg & 2)))
+
+    def op_RETURN_CONST(self, ins) -> None:
+        self.emit(ins, "LOAD_CONST", ins.argval)
+        self.emit(ins, "RETURN_VALUE")
+
+    def _pair(self, ins, first: str, second: str) -> None:
+        a, b = ins.argval
+        self.emit(ins, first, a)
+        self.emit(ins, second, b)
+
+    def op_LOAD_FAST_LOAD_FAST(self, ins) -> None:
+        self._pair(ins, "LOAD_FAST", "LOAD_FAST")
+
+    op_LOAD_FAST_BORROW_LOAD_FAST_BORROW = op_LOAD_FAST_LOAD_FAST
+
+    def op_STORE_FAST_LOAD_FAST(self, ins) -> None:
+        self._pair(ins, "STORE_FAST", "LOAD_FAST")
+
+    def op_STORE_FAST_STORE_FAST(self, ins) -> None:
+        self._pair(ins, "STORE_FAST", "STORE_FAST")
+
+    def op_LOAD_COMMON_CONSTANT(self, ins) -> None:
+        value = ins.argval
+        if value is AssertionError:
+            self.emit(ins, "LOAD_ASSERTION_ERROR")
+        else:
+            self.emit(ins, "LOAD_COMMON_CONSTANT", value)
+
+    def op_LOAD_SPECIAL(self, ins) -> None:
+        self.emit(ins, "LOAD_SPECIAL", ins.argrepr)
+
+    # -- calls -------------------------------------------------------------------------------------
+    def op_KW_NAMES(self, ins) -> None:  # 3.11-3.12: names for the next CALL
+        self.kwnames = self.code.co_consts[ins.arg]
+
+    def op_CALL(self, ins) -> None:
+        self.emit(ins, "CALL", (ins.arg, self.kwnames, 2))
+        self.kwnames = None
+
+    def op_CALL_KW(self, ins) -> None:  # 3.13+: names tuple on top of the stack
+        self.emit(ins, "CALL_KW", (ins.arg, 2))
+
+    def op_CALL_FUNCTION(self, ins) -> None:
+        self.emit(ins, "CALL", (ins.arg, None, 1))
+
+    def op_CALL_METHOD(self, ins) -> None:
+        self.emit(ins, "CALL", (ins.arg, None, 2))
+
+    def op_CALL_FUNCTION_KW(self, ins) -> None:
+        self.emit(ins, "CALL_KW", (ins.arg, 1))
+
+    def op_CALL_FUNCTION_EX(self, ins) -> None:
+        # slots: 1 when only the callable is below the arguments (3.8-3.10), 2 with a NULL slot.
+        if PY >= (3, 14):
+            self.emit(ins, "CALL_FUNCTION_EX", (None, 2))  # kwargs slot always present, maybe NULL
+        else:
+            self.emit(ins, "CALL_FUNCTION_EX", (bool(ins.arg & 1), 2 if PY >= (3, 11) else 1))
+
+    def op_MAKE_FUNCTION(self, ins) -> None:
+        # (flags, whether the qualified name is on the stack)
+        self.emit(ins, "MAKE_FUNCTION", (ins.arg or 0, PY < (3, 11)))
+
+    def op_SET_FUNCTION_ATTRIBUTE(self, ins) -> None:
+        self.emit(ins, "SET_FUNCTION_ATTRIBUTE", ins.arg)
+
+    # -- f-strings ---------------------------------------------------------------------------------
+    def op_FORMAT_VALUE(self, ins) -> None:
+        flags = ins.arg
+        conversion = {0: -1, 1: 115, 2: 114, 3: 97}[flags & 3]
+        self.emit(ins, "FORMAT_VALUE", (conversion, bool(flags & 4)))
+
+    def op_CONVERT_VALUE(self, ins) -> None:
+        self.emit(ins, "CONVERT_VALUE", {1: 115, 2: 114, 3: 97}[ins.arg])
+
+    def op_FORMAT_SIMPLE(self, ins) -> None:
+        self.emit(ins, "FORMAT_VALUE", (-1, False))
+
+    def op_FORMAT_WITH_SPEC(self, ins) -> None:
+        self.emit(ins, "FORMAT_VALUE", (-1, True))
+
+    # -- stack shuffles ----------------------------------------------------------------------------
+    def op_DUP_TOP(self, ins) -> None:
+        self.emit(ins, "COPY", 1)
+
+    def op_DUP_TOP_TWO(self, ins) -> None:
+        self.emit(ins, "COPY", 2)
+        self.emit(ins, "COPY", 2)
+
+    def op_ROT_TWO(self, ins) -> None:
+        self.emit(ins, "SWAP", 2)
+
+    def op_ROT_THREE(self, ins) -> None:
+        self.emit(ins, "ROT", 3)
+
+    def op_ROT_FOUR(self, ins) -> None:
+        self.emit(ins, "ROT", 4)
+
+    def op_ROT_N(self, ins) -> None:
+        self.emit(ins, "ROT", ins.arg)
+
+    # -- legacy collection building (3.8) ----------------------------------------------------------
+    def op_BUILD_TUPLE_UNPACK(self, ins) -> None:
+        self.emit(ins, "BUILD_UNPACK", ("tuple", ins.arg))
+
+    def op_BUILD_TUPLE_UNPACK_WITH_CALL(self, ins) -> None:
+        self.emit(ins, "BUILD_UNPACK", ("tuple", ins.arg))
+
+    def op_BUILD_LIST_UNPACK(self, ins) -> None:
+        self.emit(ins, "BUILD_UNPACK", ("list", ins.arg))
+
+    def op_BUILD_SET_UNPACK(self, ins) -> None:
+        self.emit(ins, "BUILD_UNPACK", ("set", ins.arg))
+
+    def op_BUILD_MAP_UNPACK(self, ins) -> None:
+        self.emit(ins, "BUILD_UNPACK", ("dict", ins.arg))
+
+    def op_BUILD_MAP_UNPACK_WITH_CALL(self, ins) -> None:
+        self.emit(ins, "BUILD_UNPACK", ("dict", ins.arg & 0xFF))
+
+    # -- generators --------------------------------------------------------------------------------
+    def op_YIELD_VALUE(self, ins) -> None:
+        self.emit(ins, "YIELD_VALUE")
+
+    def op_RERAISE(self, ins) -> None:
+        self.emit(ins, "RERAISE", ins.arg or 0)
+
+
+def starts_line(ins) -> Optional[int]:
+    """The source line an instruction starts, if it starts one (3.13 renamed the field)."""
+    if PY >= (3, 13):
+        return ins.line_number if ins.starts_line else None
+    return ins.starts_line
+
+
+def exception_handlers(code: CodeType, raw) -> Dict[int, Handler]:
+    """Offset → handler for every instruction inside an exception range."""
+    if PY >= (3, 11):
+        result = {}
+        for entry in dis.Bytecode(code).exception_entries:
+            handler = Handler(entry.target, entry.depth, entry.lasti)
+            for ins in raw:
+                if entry.start <= ins.offset < entry.end:
+                    result[ins.offset] = handler
+        return result
+    from framescope.decompiler.blockstack import legacy_handlers
+
+    return legacy_handlers(code, raw)
+
+
+def drop_loop_cleanup(instrs: List[Instr]) -> List[Instr]:
+    """Remove ``END_FOR`` (and 3.13+'s following iterator pop) and retarget ``FOR_ITER`` past it.
+
+    From 3.12 a ``FOR_ITER`` jumps to an ``END_FOR`` that pops the exhausted iterator;
+    before 3.12 it jumped straight past the loop.  Canonical ``FOR_ITER`` always does
+    the latter.
+    """
+    if PY < (3, 12):
+        return instrs
+    removed = {}
+    keep: List[Instr] = []
+    i = 0
+    while i < len(instrs):
+        ins = instrs[i]
+        if ins.op == "END_FOR":
+            skip = 2 if PY >= (3, 13) and i + 1 < len(instrs) and instrs[i + 1].op == "POP_TOP" else 1
+            nxt = instrs[i + skip].offset if i + skip < len(instrs) else None
+            for dead in instrs[i:i + skip]:
+                removed[dead.offset] = nxt
+            i += skip
+            continue
+        keep.append(ins)
+        i += 1
+    for ins in keep:
+        while ins.target in removed and ins.target is not None:
+            ins.target = removed[ins.target]
+    return keep
+
+
+def canonical_instructions(code: CodeType) -> List[Instr]:
+    """The canonical instruction list of ``code`` (pass 1 of the decompiler)."""
+    return Translator(code).run()
+
+
+def docstring(code: CodeType) -> Optional[str]:
+    """The docstring stored in a function's code object, if it has one.
+
+    Up to 3.13 a function's first constant is its docstring or ``None`` (lambdas and
+    comprehensions store no slot); 3.14 has a flag for it instead.
+    """
+    if code.co_name in ("<lambda>", "<listcomp>", "<setcomp>", "<dictcomp>", "<genexpr>", "<module>"):
+        return None
+    if PY >= (3, 14):
+        has_doc = code.co_flags & 0x4000000
+        return code.co_consts[0] if has_doc and code.co_consts else None
+    first = code.co_consts[0] if code.co_consts else None
+    return first if isinstance(first, str) else None

@@ -1,0 +1,425 @@
+"""Pass 3: basic blocks → structured statements (if/else, loops, try, with).
+
+The structurer walks the control-flow graph from the entry, running each block's
+straight-line instructions through the simulator, and decides at every branch what
+source construct produced it:
+
+* a conditional jump is an ``if`` (statement) or a conditional/boolean expression when
+  both arms only push one value each; chains of conditional jumps sharing a target are
+  folded into ``and``/``or`` first (`conditions.py`);
+* a block that is the target of a back edge heads a loop: ``for`` when it starts with
+  ``FOR_ITER``, ``while cond`` when it only tests a condition that leaves the loop, else
+  ``while True``; jumps to the loop's exit or header inside it are ``break``/``continue``;
+* arms meet again at the branch's immediate post-dominator (restricted to the region
+  being built); an arm that never reaches it (return, raise, break, continue) ends early.
+"""
+import ast
+from types import CodeType
+from typing import Dict, List, Optional, Set, Tuple
+
+from framescope.decompiler import values as v
+from framescope.decompiler.cfg import CFG, Block
+from framescope.decompiler.normalize import same_run
+from framescope.decompiler.conditions import Cond, collect_condition, negate
+from framescope.decompiler.cleanup import build as build_comprehension
+from framescope.decompiler.cleanup import collect as collect_generators
+from framescope.decompiler.simulate import CompAppend, Simulator, State
+from framescope.errors import DecompilationError
+
+#: Upper bound on blocks visited per code object: guards against cycles the structurer missed.
+MAX_STEPS = 200000
+
+
+class Loop:
+    """A loop being built: where ``continue`` and ``break`` jump to."""
+
+    def __init__(self, header: Block, body: Set[Block], exit: Optional[Block], brk: Optional[Block],
+                 break_blocks: Optional[Set[Block]] = None) -> None:
+        #: First block of the loop (the ``FOR_ITER`` or the condition test).
+        self.header = header
+        #: Blocks inside the loop.
+        self.body = body
+        #: Where the loop goes when its condition fails or its iterator is exhausted.
+        self.exit = exit
+        #: Where ``break`` jumps (the exit, or past the ``else`` clause).
+        self.brk = brk
+        #: Blocks outside the loop that only pop the iterator and jump to ``brk``.
+        self.break_blocks = break_blocks or set()
+
+
+class Structurer:
+    """Build the statement list of one code object."""
+
+    def __init__(self, code: CodeType, cfg: CFG, sim: Simulator) -> None:
+        self.code = code
+        self.cfg = cfg
+        self.sim = sim
+        self.loops: List[Loop] = []
+        self.steps = 0
+        self.ipdom = postdominators(cfg)
+        self.back_edges: Dict[Block, List[Block]] = {}
+        for block in cfg.blocks:
+            for succ in block.succs():
+                if succ in cfg.dom.get(block, ()):
+                    self.back_edges.setdefault(succ, []).append(block)
+
+    def error(self, reason: str, block: Optional[Block] = None) -> DecompilationError:
+        ins = block.last if block is not None else None
+        return DecompilationError(reason, code_name=self.code.co_name,
+                                  offset=ins.offset if ins else None, opname=(ins.raw or ins.op) if ins else None)
+
+    # -- entry point -------------------------------------------------------------------------------
+    def body(self, state: Optional[State] = None) -> List[ast.stmt]:
+        state = state or State()
+        self.walk(self.cfg.entry, None, state)
+        return state.stmts
+
+    # -- sequences ---------------------------------------------------------------------------------
+    def walk(self, block: Optional[Block], stop: Optional[Block], state: State) -> Optional[Block]:
+        """Emit from ``block`` until ``stop`` or the end of control; return ``stop`` if reached."""
+        while block is not None and block is not stop:
+            self.steps += 1
+            if self.steps > MAX_STEPS:
+                raise self.error("control flow too irregular", block)
+            if block in self.back_edges and not any(loop.header is block for loop in self.loops):
+                block = self.loop(block, state)
+                continue
+            loop_jump = self.loop_control(block, stop)
+            if loop_jump is not None:
+                state.stmts.append(loop_jump)
+                return None
+            for ins in block.instrs[:-1]:
+                self.sim.step(ins, state)
+            last = block.last
+            if last.op in ("POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE",
+                           "JUMP_IF_FALSE_OR_POP", "JUMP_IF_TRUE_OR_POP"):
+                block = self.branch(block, stop, state)
+            elif last.op == "JUMP":
+                block = block.jump
+            elif last.op == "FOR_ITER":
+                raise self.error("for loop without a back edge", block)
+            elif last.op in ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE"):
+                self.sim.step(last, state)
+                return None
+            else:
+                self.sim.step(last, state)
+                block = block.fall
+                if block is None:
+                    return None
+        return block
+
+    def loop_control(self, block: Block, stop: Optional[Block]) -> Optional[ast.stmt]:
+        """``break``/``continue`` when ``block`` is the target of one, seen from inside a loop."""
+        if not self.loops or block is stop:
+            return None
+        loop = self.loops[-1]
+        if block is loop.header:
+            return ast.Continue()
+        if block is loop.brk or (block is loop.exit and loop.brk is loop.exit) or block in loop.break_blocks:
+            return ast.Break()
+        return None
+
+    # -- conditionals ------------------------------------------------------------------------------
+    def branch(self, block: Block, stop: Optional[Block], state: State) -> Optional[Block]:
+        cond = collect_condition(self, block, state)
+        join = self.join(cond, stop)
+        true_state, false_state = cond.true_state, cond.false_state
+        true_end = self.walk(cond.true_block, join, true_state)
+        false_end = self.walk(cond.false_block, join, false_state)
+        base = len(state.stack)
+        if (true_end is join and false_end is join and not true_state.stmts and not false_state.stmts
+                and len(true_state.stack) == base + 1 and len(false_state.stack) == base + 1):
+            state.stack.append(self.value_join(cond, true_state.stack[-1], false_state.stack[-1]))
+            return join
+        if true_end is join and false_end is join:
+            if len(true_state.stack) != base or len(false_state.stack) != base:
+                raise self.error("branches leave different stacks", block)
+        test = cond.expr
+        body, orelse = true_state.stmts, false_state.stmts
+        if true_end is None and false_end is not None:
+            state.stmts.append(ast.If(test=test, body=body or [ast.Pass()], orelse=[]))
+            state.stmts.extend(orelse)
+            state.stack[:] = false_state.stack
+            return false_end
+        if false_end is None and true_end is not None:
+            if not orelse:
+                orelse = [ast.Pass()]
+            state.stmts.append(ast.If(test=negate(test), body=orelse, orelse=[]))
+            state.stmts.extend(body)
+            state.stack[:] = true_state.stack
+            return true_end
+        if not body:
+            test, body, orelse = negate(test), orelse, []
+        state.stmts.append(ast.If(test=test, body=body or [ast.Pass()], orelse=orelse))
+        if true_end is None and false_end is None:
+            return None
+        state.stack[:] = true_state.stack
+        return join
+
+    def value_join(self, cond: Cond, true_value, false_value) -> ast.expr:
+        """The single value two arms push: ``a or b``, ``a and b`` or ``x if c else y``."""
+        sim = self.sim
+        if cond.true_kept and true_value is cond.expr:
+            return merge_boolop(ast.Or(), cond.expr, sim.expr(false_value))
+        if cond.false_kept and false_value is cond.expr:
+            return merge_boolop(ast.And(), cond.expr, sim.expr(true_value))
+        return ast.IfExp(test=cond.expr, body=sim.expr(true_value), orelse=sim.expr(false_value))
+
+    def join(self, cond: Cond, stop: Optional[Block]) -> Optional[Block]:
+        """Where the two arms of a branch meet, within the current region."""
+        join = self.ipdom.get(cond.head)
+        if join is None:
+            return stop
+        if self.loops and join not in self.loops[-1].body:
+            return stop
+        if stop is not None and join.index > stop.index and join is not stop and stop.index > cond.head.index:
+            return stop
+        return join
+
+    # -- loops -------------------------------------------------------------------------------------
+    def loop(self, header: Block, state: State) -> Optional[Block]:
+        body = natural_loop(header, self.back_edges[header])
+        first = header.instrs[0]
+        if first.op == "FOR_ITER" and len(header.instrs) == 1:
+            return self.for_loop(header, body, state)
+        return self.while_loop(header, body, state)
+
+    def exits(self, body: Set[Block], exit: Optional[Block], is_for: bool = False) -> Tuple[Optional[Block], Set[Block]]:
+        """The ``break`` target and the blocks that lead to it.
+
+        The target is the exit other than ``exit`` that most jumps leave by, looking
+        through blocks that only pop the loop's iterator and jump on; exits that end
+        in a return or raise are not breaks.
+        """
+        counts: Dict[Block, int] = {}
+        via: Dict[Block, Set[Block]] = {}
+        for block in body:
+            for succ in block.succs():
+                if succ in body or succ is exit:
+                    continue
+                target = trampoline_target(succ)
+                if target is None and is_for and succ.instrs[0].op == "POP_TOP" and exit is not None:
+                    # ``break`` whose jump to the code after the loop was replaced by a copy of it.
+                    target = copied_tail(succ, exit) or exit
+                    if target is not exit:
+                        counts[target] = counts.get(target, 0) + 1
+                    via.setdefault(target, set()).add(succ)
+                    continue
+                if target is None:
+                    if succ.last.op in ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE"):
+                        continue
+                    target = succ
+                if target is exit:
+                    via.setdefault(target, set()).add(succ)
+                    continue
+                counts[target] = counts.get(target, 0) + 1
+                via.setdefault(target, set()).add(succ)
+        if not counts:
+            return exit, via.get(exit, set()) if exit is not None else set()
+        brk = max(counts, key=lambda b: (counts[b], -b.index))
+        return brk, via.get(brk, set())
+
+    def for_loop(self, header: Block, body: Set[Block], state: State) -> Optional[Block]:
+        iterator = state.stack[-1] if state.stack else None
+        if isinstance(iterator, ast.Name) and iterator.id == ".0":  # a comprehension's argument
+            iterator = v.Iterator(iterator)
+        if not isinstance(iterator, v.Iterator):
+            raise self.error("for loop over a non-iterator", header)
+        exit = header.jump
+        brk, break_blocks = self.exits(body, exit, is_for=True)
+        item = v.LoopItem()
+        body_state = State(state.stack + [item])
+        loop = Loop(header, body, exit, brk, break_blocks)
+        self.loops.append(loop)
+        try:
+            end = self.walk(header.fall, header, body_state)
+        finally:
+            self.loops.pop()
+        if end is not None and len(body_state.stack) != len(state.stack):
+            raise self.error("for loop body leaves the stack changed", header)
+        if item.target is None:
+            raise self.error("for loop without a target", header)
+        stmts = body_state.stmts
+        state.stack.pop()
+        loop_stmt_cls = ast.AsyncFor if iterator.is_async else ast.For
+        node = loop_stmt_cls(target=item.target, iter=iterator.source, body=stmts or [ast.Pass()], orelse=[],
+                             type_comment=None)
+        kind = comprehension_kind(state.stack[-1]) if state.stack else None
+        if kind is not None and has_append(stmts):
+            # The loop fills the empty collection below it: a comprehension.
+            generators: List[ast.comprehension] = []
+            element = collect_generators([node], generators, kind)
+            state.stack[-1] = build_comprehension(kind, element, generators)
+            return exit
+        return self.loop_else(node, exit, brk, state)
+
+    def loop_else(self, node: ast.stmt, exit: Optional[Block], brk: Optional[Block], state: State) -> Optional[Block]:
+        if brk is not None and brk is not exit and exit is not None:
+            else_state = State(state.stack)
+            end = self.walk(exit, brk, else_state)
+            node.orelse = else_state.stmts
+            state.stmts.append(node)
+            return brk if end is brk else (brk if end is not None else brk)
+        state.stmts.append(node)
+        return exit if exit is not None else brk
+
+    def while_loop(self, header: Block, body: Set[Block], state: State) -> Optional[Block]:
+        cond = None
+        if header.last.op in ("POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE"):
+            probe = State(state.stack)
+            try:
+                for ins in header.instrs[:-1]:
+                    self.sim.step(ins, probe)
+                clean = not probe.stmts
+            except DecompilationError:
+                clean = False
+            if clean:
+                self.loops.append(Loop(header, body, None, None))
+                try:
+                    cond = collect_condition(self, header, probe)
+                finally:
+                    self.loops.pop()
+                inside = cond.true_block in body, cond.false_block in body
+                if inside == (True, False):
+                    pass
+                elif inside == (False, True):
+                    cond = cond.negated()
+                else:
+                    cond = None
+        if cond is None:
+            brk, break_blocks = self.exits(body, None)
+            loop = Loop(header, body, None, brk, break_blocks)
+            body_state = State(state.stack)
+            self.loops.append(loop)
+            try:
+                self.walk_body(header, body_state)
+            finally:
+                self.loops.pop()
+            node = ast.While(test=ast.Constant(value=True), body=body_state.stmts or [ast.Pass()], orelse=[])
+            state.stmts.append(node)
+            return brk
+        exit = cond.false_block
+        brk, break_blocks = self.exits(body, exit)
+        loop = Loop(header, body, exit, brk, break_blocks)
+        body_state = cond.true_state
+        self.loops.append(loop)
+        try:
+            self.walk(cond.true_block, header, body_state)
+        finally:
+            self.loops.pop()
+        node = ast.While(test=cond.expr, body=body_state.stmts or [ast.Pass()], orelse=[])
+        return self.loop_else(node, exit, brk, state)
+
+    def walk_body(self, header: Block, state: State) -> None:
+        """Walk a ``while True`` body starting at its header (the header is emitted first)."""
+        for ins in header.instrs[:-1]:
+            self.sim.step(ins, state)
+        last = header.last
+        if last.op == "JUMP":
+            nxt = header.jump
+            if nxt is header:
+                return
+        elif last.op in ("POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE",
+                         "JUMP_IF_FALSE_OR_POP", "JUMP_IF_TRUE_OR_POP"):
+            nxt = self.branch(header, header, state)
+        elif last.op in ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE"):
+            self.sim.step(last, state)
+            return
+        else:
+            self.sim.step(last, state)
+            nxt = header.fall
+        if nxt is not None and nxt is not header:
+            self.walk(nxt, header, state)
+
+
+def comprehension_kind(value) -> Optional[str]:
+    """Which comprehension fills ``value``, if it is the empty collection one starts from."""
+    if isinstance(value, ast.List) and not value.elts:
+        return "<listcomp>"
+    if isinstance(value, ast.Dict) and not value.keys:
+        return "<dictcomp>"
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "set" and not value.args:
+        return "<setcomp>"
+    return None
+
+
+def has_append(stmts: List[ast.stmt]) -> bool:
+    for stmt in stmts:
+        if isinstance(stmt, CompAppend):
+            return True
+        if isinstance(stmt, (ast.If, ast.For, ast.AsyncFor)) and has_append(stmt.body):
+            return True
+    return False
+
+
+def copied_tail(block: Block, exit: Block) -> Optional[Block]:
+    """The block after ``exit`` whose code ``block`` repeats after popping the iterator."""
+    tail = block.instrs[1:]
+    seen = 0
+    current: Optional[Block] = exit
+    while current is not None and seen < 50:
+        if same_run(current.instrs, tail):
+            return current
+        current = current.fall if current.fall is not None else current.jump
+        seen += 1
+    return None
+
+
+def trampoline_target(block: Block) -> Optional[Block]:
+    """Where a block that only pops values and jumps on leads, if it is such a block."""
+    if block.last.op == "JUMP" and all(ins.op == "POP_TOP" for ins in block.instrs[:-1]):
+        return block.jump
+    return None
+
+
+def merge_boolop(op: ast.boolop, left: ast.expr, right: ast.expr) -> ast.BoolOp:
+    values = list(left.values) if isinstance(left, ast.BoolOp) and type(left.op) is type(op) else [left]
+    return ast.BoolOp(op=op, values=values + [right])
+
+
+def natural_loop(header: Block, latches: List[Block]) -> Set[Block]:
+    body = {header}
+    work = [b for b in latches if b is not header]
+    while work:
+        block = work.pop()
+        if block in body:
+            continue
+        body.add(block)
+        work.extend(block.preds)
+    return body
+
+
+def postdominators(cfg: CFG) -> Dict[Block, Optional[Block]]:
+    """Immediate post-dominator of each block over normal edges (None: the function's exit)."""
+    blocks = cfg.blocks
+    exit_node = None
+    pdom: Dict[Block, Set] = {}
+    everything = set(blocks) | {exit_node}
+    for block in blocks:
+        pdom[block] = set(everything)
+    changed = True
+    order = list(reversed(blocks))
+    while changed:
+        changed = False
+        for block in order:
+            succs = block.succs()
+            if not succs:
+                new = {block, exit_node}
+            else:
+                new = set.intersection(*[pdom[s] for s in succs]) | {block}
+            if new != pdom[block]:
+                pdom[block] = new
+                changed = True
+    ipdom: Dict[Block, Optional[Block]] = {}
+    for block in blocks:
+        strict = pdom[block] - {block}
+        # The immediate post-dominator is the strict post-dominator post-dominated by all others.
+        best = None
+        for cand in strict:
+            if cand is None:
+                continue
+            if all(other is None or other is cand or other in pdom[cand] for other in strict):
+                best = cand
+                break
+        ipdom[block] = best
+    return ipdom

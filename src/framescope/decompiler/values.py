@@ -1,0 +1,164 @@
+"""What the symbolic stack holds besides plain expressions.
+
+The stack simulator (`simulate.py`) pushes `ast.expr` nodes for values the source
+spells as expressions, and the markers below for the interpreter's bookkeeping
+values (a NULL slot, an iterator, a with-statement's exit method...).  Markers never
+reach the printed source; `expr()` turns the ones that stand for an expression into one.
+"""
+import ast
+from dataclasses import dataclass, field
+from types import CodeType
+from typing import Any, List, Optional
+
+
+class Marker:
+    """Base of every non-expression stack value."""
+
+
+class Bindable(Marker):
+    """A marker that a store binds to a target instead of assigning (``for x``, ``as x``)."""
+
+    #: The store target, once the store ran.
+    target = None  # type: Optional[ast.expr]
+
+
+class LoopItem(Bindable):
+    """The next item a ``FOR_ITER`` pushed; its store is the loop's target."""
+
+
+class Null(Marker):
+    """The NULL slot pushed next to a callable (``PUSH_NULL``, ``LOAD_GLOBAL`` with NULL bit)."""
+
+    def __repr__(self) -> str:
+        return "NULL"
+
+
+@dataclass(eq=False)
+class Iterator(Marker):
+    """``iter(source)``: what ``GET_ITER``/``GET_AITER`` pushed."""
+
+    #: The iterable expression.
+    source: ast.expr
+    #: True for ``async for`` iterators.
+    is_async: bool = False
+
+
+@dataclass(eq=False)
+class Exc(Bindable):
+    """Exception values pushed on entry to a handler (any version's layout)."""
+
+    #: What the slot holds: ``"exc"`` (the exception), ``"prev"`` (saved exception state),
+    #: ``"lasti"`` (offset of the raising instruction), ``"type"``/``"tb"`` (3.8-3.10 triple).
+    kind: str
+
+
+@dataclass(eq=False)
+class WithExit(Marker):
+    """The bound ``__exit__`` (or ``__aexit__``) that a with statement calls on the way out."""
+
+    #: The context manager expression.
+    manager: ast.expr
+    is_async: bool = False
+
+
+@dataclass(eq=False)
+class Entered(Bindable):
+    """The value of ``__enter__()``: stored for ``with m as x``, popped for ``with m``."""
+
+    manager: ast.expr
+    is_async: bool = False
+
+
+@dataclass(eq=False)
+class Function(Marker):
+    """A function object built by ``MAKE_FUNCTION`` (not yet named by a store)."""
+
+    code: CodeType
+    #: Positional defaults, keyword-only defaults (a dict of name → expr), annotations, closure.
+    defaults: List[ast.expr] = field(default_factory=list)
+    kwdefaults: List[Any] = field(default_factory=list)
+    annotations: Optional[ast.expr] = None
+    closure: Optional[ast.expr] = None
+    #: Decorators applied by calls before the store (outermost first).
+    decorators: List[ast.expr] = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class BuildClass(Marker):
+    """``__build_class__`` loaded by ``LOAD_BUILD_CLASS``."""
+
+
+@dataclass(eq=False)
+class Module(Marker):
+    """A module pushed by ``IMPORT_NAME``."""
+
+    name: str
+    level: int
+    fromlist: Any
+    #: Names taken with ``IMPORT_FROM`` so far: (name, asname).
+    names: List[Any] = field(default_factory=list)
+    #: For ``import a.b.c as d``: attribute path followed after the import.
+    attrs: List[str] = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class ImportedName(Marker):
+    """``IMPORT_FROM name``: one name taken from a module, waiting for its store."""
+
+    module: Module
+    name: str
+
+
+@dataclass(eq=False)
+class UnpackSlot(Marker):
+    """One target position of an ``a, b = ...`` unpacking, waiting for its store."""
+
+    group: "Unpack"
+    index: int
+
+
+@dataclass(eq=False)
+class Unpack:
+    """An unpacking in progress: the value and the targets stored so far."""
+
+    value: ast.expr
+    targets: List[Optional[ast.expr]]
+    #: Index of the starred target (``UNPACK_EX``), if any.
+    star: Optional[int] = None
+    #: Enclosing unpacking when this one is nested (``a, (b, c) = ...``).
+    parent: Optional[UnpackSlot] = None
+
+
+@dataclass(eq=False)
+class Chain(Marker):
+    """A value stored once and still on the stack: ``a = b = v`` or ``(a := v)``."""
+
+    value: ast.expr
+    targets: List[ast.expr]
+
+
+@dataclass(eq=False)
+class Inplace(Marker):
+    """Result of an in-place operator (``x += v``) waiting to be stored back."""
+
+    target: ast.expr
+    op: ast.operator
+    value: ast.expr
+
+
+@dataclass(eq=False)
+class SavedLocal(Marker):
+    """A local saved by ``LOAD_FAST_AND_CLEAR`` around a 3.12+ inlined comprehension."""
+
+    name: str
+
+
+@dataclass(eq=False)
+class Converted(Marker):
+    """A value after 3.13+'s ``CONVERT_VALUE`` (``!r``, ``!s``, ``!a``) in an f-string."""
+
+    value: ast.expr
+    conversion: int
+
+
+NULL = Null()
