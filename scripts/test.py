@@ -320,8 +320,8 @@ def run_cpython(session: Session, runner: Runner, args: argparse.Namespace) -> N
     if session.name == TORCH_PYTHON:
         # torch is installed here on purpose: a torch test that skips is a failure.
         env["FRAMESCOPE_REQUIRE_TORCH"] = "1"
-    cmd = [str(venv_python), "-m", "pytest", "-o", "cache_dir=.pytest_cache/" + session.name]
-    run_pytest(session, runner, cmd + args.pytest_args, env, args.timeout)
+    cmd = [str(venv_python), "-m", "pytest"] + pytest_args(session, args)
+    run_pytest(session, runner, cmd, env, args.timeout)
 
 
 # --------------------------------------------------------------------------- Pyodide
@@ -401,8 +401,7 @@ def run_pyodide(session: Session, runner: Runner, args: argparse.Namespace) -> N
     finally:
         session.setup_s = time.monotonic() - start
     cmd = [node, str(PYODIDE_SPEC / "run_tests.mjs"), "--pyodide-dir", str(PYODIDE_HOME), "--"]
-    cmd += ["-o", "cache_dir=.pytest_cache/" + session.name]
-    run_pytest(session, runner, cmd + args.pytest_args, dict(os.environ), args.timeout)
+    run_pytest(session, runner, cmd + pytest_args(session, args), dict(os.environ), args.timeout)
 
 
 # --------------------------------------------------------------------------- sessions
@@ -422,6 +421,14 @@ def parse_counts(output: str) -> Dict[str, int]:
                 counts[word] = counts.get(word, 0) + int(number)
             return counts
     return {}
+
+
+def pytest_args(session: Session, args: argparse.Namespace) -> List[str]:
+    # One cache per interpreter: sessions run side by side, and --lf means per interpreter.
+    joined = " ".join(args.pytest_args).replace(" ", "")
+    if "no:cacheprovider" in joined:
+        return list(args.pytest_args)
+    return ["-o", "cache_dir=.pytest_cache/" + session.name] + args.pytest_args
 
 
 def run_pytest(session: Session, runner: Runner, cmd: List[str], env: Dict[str, str], timeout: float) -> None:
@@ -542,8 +549,16 @@ def parse_args(argv: List[str]) -> argparse.Namespace:
     return args
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def main(argv: List[str]) -> int:
     args = parse_args(argv)
+    # Children run in their own process groups, so a plain kill of this process would
+    # leave them running: turn SIGTERM and SIGHUP into the Ctrl-C path that ends them.
+    signal.signal(signal.SIGTERM, _interrupt)
+    signal.signal(signal.SIGHUP, _interrupt)
     sessions = [
         Session(n, "Pyodide " + n if n == PYODIDE else "CPython " + CPYTHONS[n]) for n in args.names
     ]

@@ -77,6 +77,9 @@ py.globals.set("_site", toMounted(site));
 py.globals.set("_pytest_args", py.toPy(pytestArgs));
 const code = py.runPython(`
 import os, sys
+# Pyodide turns off writing .pyc files; keeping them on the host saves recompiling pytest
+# and hypothesis on every run.
+sys.dont_write_bytecode = False
 os.chdir(_repo)
 sys.path[:0] = [_repo + "/src", _site]
 import pytest
