@@ -5,7 +5,7 @@ import inspect
 from types import CodeType, FunctionType, MethodType
 from typing import Any, List, Optional, Tuple
 
-from framescope.decompiler.cleanup import strip_return_none
+from framescope.decompiler.cleanup import clean_body, strip_return_none
 from framescope.decompiler.function import body_of, function_def
 from framescope.decompiler.unparse import unparse
 from framescope.errors import DecompilationError
@@ -66,7 +66,7 @@ def is_function_code(code: CodeType) -> bool:
 
 
 def module_tree(code: CodeType) -> ast.Module:
-    body = strip_return_none(body_of(code))
+    body = clean_body(strip_return_none(body_of(code)))
     if body and isinstance(body[0], ast.Assign) and len(body[0].targets) == 1:
         target = body[0].targets[0]
         if isinstance(target, ast.Name) and target.id == "__doc__" and isinstance(body[0].value, ast.Constant):

@@ -55,6 +55,8 @@ class CFG:
         self._link()
         self.entry = self.blocks[0]
         self.dom = dominators(self.entry, self.blocks)
+        #: Blocks that repeat a ``finally`` body on a normal exit → that finally's handler block.
+        self.finally_copies: Dict[Block, Block] = {}
 
     def _split(self) -> None:
         starts: Set[int] = {0}

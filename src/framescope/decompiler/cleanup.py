@@ -11,7 +11,7 @@ import inspect
 from types import CodeType
 from typing import List, Optional
 
-from framescope.decompiler.simulate import CompAppend, is_none
+from framescope.decompiler.simulate import AssertionErrorName, CompAppend, is_none
 from framescope.errors import DecompilationError
 
 CLASS_HIDDEN = ("__module__", "__qualname__", "__firstlineno__", "__static_attributes__",
@@ -19,7 +19,35 @@ CLASS_HIDDEN = ("__module__", "__qualname__", "__firstlineno__", "__static_attri
 
 
 def clean_body(body: List[ast.stmt]) -> List[ast.stmt]:
-    return body
+    """Rewrite compiler shapes back into the statements that produce them, recursively."""
+    out: List[ast.stmt] = []
+    for stmt in body:
+        for field in ("body", "orelse", "finalbody"):
+            inner = getattr(stmt, field, None)
+            if isinstance(inner, list) and inner:
+                setattr(stmt, field, clean_body(inner))
+        for handler in getattr(stmt, "handlers", ()):
+            handler.body = clean_body(handler.body)
+        for case in getattr(stmt, "cases", ()):
+            case.body = clean_body(case.body)
+        out.append(as_assert(stmt))
+    return out
+
+
+def as_assert(stmt: ast.stmt) -> ast.stmt:
+    """``if not test: raise AssertionError(msg)`` with the compiler's own AssertionError → ``assert``."""
+    if not (isinstance(stmt, ast.If) and not stmt.orelse and len(stmt.body) == 1):
+        return stmt
+    raise_ = stmt.body[0]
+    if not isinstance(raise_, ast.Raise) or raise_.cause is not None:
+        return stmt
+    exc, msg = raise_.exc, None
+    if isinstance(exc, ast.Call) and isinstance(exc.func, AssertionErrorName) and len(exc.args) == 1 \
+            and not exc.keywords:
+        msg = exc.args[0]
+    elif not isinstance(exc, AssertionErrorName):
+        return stmt
+    return ast.Assert(test=negate_test(stmt.test), msg=msg)
 
 
 def strip_return_none(body: List[ast.stmt]) -> List[ast.stmt]:
@@ -37,7 +65,7 @@ def strip_return_none(body: List[ast.stmt]) -> List[ast.stmt]:
 
 
 def function_body(code: CodeType, body: List[ast.stmt]) -> List[ast.stmt]:
-    body = strip_return_none(body)
+    body = clean_body(strip_return_none(body))
     if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_ASYNC_GENERATOR) and not contains_yield(body):
         # A generator whose yields were all unreachable: keep it a generator.
         body.append(ast.If(test=ast.Constant(value=False), body=[ast.Expr(value=ast.Yield(value=None))],
@@ -65,6 +93,7 @@ def walk_same_scope(node: ast.AST):
 
 
 def class_body(code: CodeType, body: List[ast.stmt]) -> List[ast.stmt]:
+    body = clean_body(body)
     out: List[ast.stmt] = []
     for stmt in body:
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):

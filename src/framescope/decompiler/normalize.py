@@ -32,8 +32,47 @@ def same_run(a: List[Instr], b: List[Instr]) -> bool:
 def normalize(cfg: CFG) -> None:
     changed = unrotate_loops(cfg)
     changed = split_loop_tails(cfg) or changed
+    changed = mark_finally_copies(cfg) or changed
     if changed:
         cfg.renumber()
+
+
+def mark_finally_copies(cfg: CFG) -> bool:
+    """Find the copy of each ``finally`` body on the normal exit of its ``try`` (3.9+).
+
+    The copy is cut into a block of its own and recorded in ``cfg.finally_copies``
+    (copy block → handler block), so the structurer can skip it.
+    """
+    from framescope.decompiler.handlers import HandlerMap, TRY
+
+    hmap = HandlerMap(cfg)
+    changed = False
+    handlers = {b.handler for b in cfg.blocks if b.handler is not None}
+    for handler in handlers:
+        hblock = hmap.block(handler)
+        if hmap.kind(handler) != TRY or hblock.last.op != "RERAISE":
+            continue
+        first = 1 if hblock.instrs[0].op == "PUSH_EXC_INFO" else 0
+        final = hblock.instrs[first:-1]
+        if final and final[0].op == "POP_TOP":
+            continue  # a bare except clause
+        if any(ins.op in ("CHECK_EXC_MATCH", "EXC_MATCH", "POP_EXCEPT") for ins in final):
+            continue
+        for block in list(cfg.blocks):
+            if not hmap.covers(block, handler):
+                continue
+            for exit in block.succs():
+                if hmap.covers(exit, handler) or exit in cfg.finally_copies:
+                    continue
+                if not final:
+                    cfg.finally_copies[exit] = hblock
+                    continue
+                if len(exit.instrs) >= len(final) and same_run(exit.instrs[:len(final)], final):
+                    if len(exit.instrs) > len(final):
+                        cfg.split(exit, len(final))
+                        changed = True
+                    cfg.finally_copies[exit] = hblock
+    return changed
 
 
 def unrotate_loops(cfg: CFG) -> bool:

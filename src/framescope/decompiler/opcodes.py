@@ -97,7 +97,7 @@ class Translator:
                 self.emit(ins, SAME_AS[ins.opname], ins.argval)
             else:
                 self.emit(ins, ins.opname, ins.argval if ins.opname in SIMPLE_ARG else ins.arg)
-        return drop_loop_cleanup(self.out)
+        return drop_block_setup(drop_loop_cleanup(self.out))
 
     def emit(self, ins, op: str, arg=None, target: Optional[int] = None) -> Instr:
         if target is None and op in ("JUMP", "POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE",
@@ -300,6 +300,21 @@ class Translator:
     def op_RERAISE(self, ins) -> None:
         self.emit(ins, "RERAISE", ins.arg or 0)
 
+    # -- exceptions --------------------------------------------------------------------------------
+    def op_JUMP_IF_NOT_EXC_MATCH(self, ins) -> None:  # 3.9-3.10
+        self.emit(ins, "EXC_MATCH")
+        self.emit(ins, "POP_JUMP_IF_FALSE", target=ins.argval)
+
+    def op_POP_EXCEPT(self, ins) -> None:
+        # Values released: the saved exception (3.11+) or its type/value/traceback triple.
+        self.emit(ins, "POP_EXCEPT", 1 if PY >= (3, 11) else 3)
+
+    def op_SETUP_WITH(self, ins) -> None:
+        self.emit(ins, "BEFORE_WITH")
+
+    def op_SETUP_FINALLY(self, ins) -> None:
+        self.emit(ins, "SETUP_FINALLY", target=ins.argval)
+
 
 def starts_line(ins) -> Optional[int]:
     """The source line an instruction starts, if it starts one (3.13 renamed the field)."""
@@ -349,6 +364,39 @@ def drop_loop_cleanup(instrs: List[Instr]) -> List[Instr]:
     for ins in keep:
         while ins.target in removed and ins.target is not None:
             ins.target = removed[ins.target]
+    return keep
+
+
+def handler_entry_values(lasti: bool) -> list:
+    """What the interpreter pushes on entry to an exception handler."""
+    from framescope.decompiler.values import Exc
+
+    if PY >= (3, 11):
+        return ([Exc("lasti")] if lasti else []) + [Exc("exc")]
+    # The saved exception state, then the new exception, each as traceback, value, type.
+    return [Exc("prev_tb"), Exc("prev_value"), Exc("prev_type"), Exc("tb"), Exc("value"), Exc("exc")]
+
+
+def drop_block_setup(instrs: List[Instr]) -> List[Instr]:
+    """Remove 3.8-3.10's ``SETUP_FINALLY``/``POP_BLOCK``: their ranges are already in ``handler``."""
+    if PY >= (3, 11):
+        return instrs
+    keep: List[Instr] = []
+    removed: Dict[int, Optional[int]] = {}
+    pending: List[int] = []
+    for ins in instrs:
+        if ins.op in ("SETUP_FINALLY", "POP_BLOCK"):
+            pending.append(ins.offset)
+            continue
+        for offset in pending:
+            removed[offset] = ins.offset
+        pending = []
+        keep.append(ins)
+    for ins in keep:
+        seen = 0
+        while ins.target in removed and seen < 100:
+            ins.target = removed[ins.target]
+            seen += 1
     return keep
 
 

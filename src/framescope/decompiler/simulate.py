@@ -30,12 +30,28 @@ class CompAppend(ast.stmt):
     _fields = ("value", "key", "depth")
 
 
+class AssertionErrorName(ast.Name):
+    """``AssertionError`` as an ``assert`` statement loads it (not through the builtins)."""
+
+    _fields = ("id", "ctx")
+
+
+class ExceptEnd(ast.stmt):
+    """Where an except clause released its exception (``POP_EXCEPT``); removed after structuring."""
+
+    _fields = ()
+
+
 class State:
     """The symbolic stack and the statements completed so far."""
 
     def __init__(self, stack: Optional[list] = None) -> None:
         self.stack: List[Any] = list(stack or [])
         self.stmts: List[ast.stmt] = []
+        #: Set by ``POP_EXCEPT``: the except clause being built is over.
+        self.ended = False
+        #: Where the code after an ended clause continues inside its last block: (block, index).
+        self.tail = None
 
     def push(self, value: Any) -> None:
         self.stack.append(value)
@@ -143,7 +159,7 @@ class Simulator:
         state.push(name(getattr(ins.arg, "__name__", repr(ins.arg))))
 
     def op_LOAD_ASSERTION_ERROR(self, ins: Instr, state: State) -> None:
-        state.push(name("AssertionError"))
+        state.push(AssertionErrorName(id="AssertionError", ctx=ast.Load()))
 
     def _load(self, ins: Instr, state: State) -> None:
         state.push(name(ins.arg))
@@ -178,8 +194,6 @@ class Simulator:
     def op_POP_TOP(self, ins: Instr, state: State) -> None:
         value = state.pop()
         if isinstance(value, (v.Marker,)) and not isinstance(value, (v.Chain, v.Function)):
-            if isinstance(value, v.Entered):
-                raise DecompilationError("with statement outside its block")
             return
         if isinstance(value, v.Chain):
             self.finish_chain(state, value)
@@ -370,6 +384,8 @@ class Simulator:
 
     def op_CONTAINS_OP(self, ins: Instr, state: State) -> None:
         right = self.pop_expr(state)
+        if isinstance(right, ast.Constant) and isinstance(right.value, frozenset):
+            right = ast.Set(elts=[const_expr(x) for x in sorted(right.value, key=repr)])
         left = self.pop_expr(state)
         op = ast.NotIn() if ins.arg else ast.In()
         state.push(ast.Compare(left=left, ops=[op], comparators=[right]))
@@ -414,7 +430,7 @@ class Simulator:
     def op_BUILD_CONST_KEY_MAP(self, ins: Instr, state: State) -> None:
         keys = state.pop()
         vals = [self.expr(x) for x in state.popn(ins.arg)]
-        key_values = keys.value if isinstance(keys, ast.Constant) else None
+        key_values = const_value(keys)
         if not isinstance(key_values, tuple):
             raise DecompilationError("BUILD_CONST_KEY_MAP without constant keys")
         state.push(ast.Dict(keys=[const(k) for k in key_values], values=vals))
@@ -528,13 +544,10 @@ class Simulator:
 
     def op_CALL_KW(self, ins: Instr, state: State) -> None:
         argc, slots = ins.arg
-        names = state.pop()
-        if isinstance(names, ast.Tuple) and all(isinstance(e, ast.Constant) for e in names.elts):
-            self._call(state, argc, tuple(e.value for e in names.elts), slots)
-            return
-        if not (isinstance(names, ast.Constant) and isinstance(names.value, tuple)):
+        names = const_value(state.pop())
+        if not isinstance(names, tuple):
             raise DecompilationError("keyword names are not a constant")
-        self._call(state, argc, names.value, slots)
+        self._call(state, argc, names, slots)
 
     def _call(self, state: State, argc: int, kwnames: tuple, slots: int) -> None:
         args = state.popn(argc)
@@ -544,6 +557,12 @@ class Simulator:
         npos = argc - len(kwnames)
         positional = args[:npos]
         keywords = [ast.keyword(arg=k, value=self.expr(a)) for k, a in zip(kwnames, args[npos:])]
+        if isinstance(func, v.WithExit):
+            state.push(v.ExitResult())
+            return
+        if isinstance(func, v.EnterMethod):
+            state.push(v.Entered(func.manager, func.is_async))
+            return
         if isinstance(func, v.BuildClass):
             state.push(self.nested_class(positional, keywords))
             return
@@ -681,11 +700,52 @@ class Simulator:
     def op_SETUP_ANNOTATIONS(self, ins: Instr, state: State) -> None:
         pass
 
+    # -- exceptions and with statements ------------------------------------------------------------
+    def op_PUSH_EXC_INFO(self, ins: Instr, state: State) -> None:
+        exc = state.pop()
+        state.push(v.Exc("prev"))
+        state.push(exc)
+
+    def op_POP_EXCEPT(self, ins: Instr, state: State) -> None:
+        state.popn(ins.arg)
+        state.ended = True
+        self.emit(state, ExceptEnd())
+
+    def op_CHECK_EXC_MATCH(self, ins: Instr, state: State) -> None:
+        state.push(v.ExcMatch(self.pop_expr(state)))
+
+    def op_EXC_MATCH(self, ins: Instr, state: State) -> None:
+        exc_type = self.pop_expr(state)
+        state.pop()
+        state.push(v.ExcMatch(exc_type))
+
+    def op_RERAISE(self, ins: Instr, state: State) -> None:
+        self.emit(state, ast.Raise(exc=None, cause=None))
+
+    def op_SETUP_FINALLY(self, ins: Instr, state: State) -> None:
+        pass
+
+    def op_POP_BLOCK(self, ins: Instr, state: State) -> None:
+        pass
+
+    def op_BEFORE_WITH(self, ins: Instr, state: State) -> None:
+        manager = self.pop_expr(state)
+        state.push(v.WithExit(manager))
+        state.push(v.Entered(manager))
+
+    def op_LOAD_SPECIAL(self, ins: Instr, state: State) -> None:
+        manager = self.pop_expr(state)
+        if ins.arg in ("__exit__", "__aexit__"):
+            state.push(v.WithExit(manager, ins.arg == "__aexit__"))
+        else:
+            state.push(v.EnterMethod(manager, ins.arg == "__aenter__"))
+        state.push(v.NULL)
+
     # -- imports -----------------------------------------------------------------------------------
     def op_IMPORT_NAME(self, ins: Instr, state: State) -> None:
-        fromlist = self.expr(state.pop())
-        level = self.expr(state.pop())
-        state.push(v.Module(ins.arg, level.value, fromlist.value))
+        fromlist = const_value(state.pop())
+        level = const_value(state.pop())
+        state.push(v.Module(ins.arg, level, fromlist))
 
     def op_IMPORT_FROM(self, ins: Instr, state: State) -> None:
         module = state.stack[-1]
@@ -735,6 +795,15 @@ def const_expr(value: Any) -> ast.expr:
     if isinstance(value, frozenset):
         return ast.Constant(value=value)
     return ast.Constant(value=value)
+
+
+def const_value(node: Any) -> Any:
+    """The Python value of a constant expression (tuples of constants included)."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Tuple):
+        return tuple(const_value(e) for e in node.elts)
+    raise DecompilationError("expected a constant")
 
 
 def class_stmt(value: Any) -> Optional[ast.ClassDef]:

@@ -23,7 +23,10 @@ from framescope.decompiler.normalize import same_run
 from framescope.decompiler.conditions import Cond, collect_condition, negate
 from framescope.decompiler.cleanup import build as build_comprehension
 from framescope.decompiler.cleanup import collect as collect_generators
-from framescope.decompiler.simulate import CompAppend, Simulator, State
+from framescope.decompiler.handlers import IMPLICIT, TRY, WITH, HandlerMap
+from framescope.decompiler.instructions import Handler
+from framescope.decompiler.opcodes import handler_entry_values
+from framescope.decompiler.simulate import CompAppend, ExceptEnd, Simulator, State
 from framescope.errors import DecompilationError
 
 #: Upper bound on blocks visited per code object: guards against cycles the structurer missed.
@@ -55,6 +58,11 @@ class Structurer:
         self.cfg = cfg
         self.sim = sim
         self.loops: List[Loop] = []
+        #: Innermost last: protected regions (try and with bodies) being built.
+        self.regions: List["Region"] = []
+        self.hmap = HandlerMap(cfg)
+        #: Blocks to be entered part-way: block → index of the first instruction to run.
+        self.resume: Dict[Block, int] = {}
         self.steps = 0
         self.ipdom = postdominators(cfg)
         self.back_edges: Dict[Block, List[Block]] = {}
@@ -75,21 +83,50 @@ class Structurer:
         return state.stmts
 
     # -- sequences ---------------------------------------------------------------------------------
-    def walk(self, block: Optional[Block], stop: Optional[Block], state: State) -> Optional[Block]:
-        """Emit from ``block`` until ``stop`` or the end of control; return ``stop`` if reached."""
+    def walk(self, block: Optional[Block], stop: Optional[Block], state: State, first: int = 0) -> Optional[Block]:
+        """Emit from ``block`` until ``stop`` or the end of control; return the block reached.
+
+        The block reached is ``stop``, or the first block outside the innermost
+        protected region (a try or with body); ``None`` when control ended (return,
+        raise, break, continue).  ``first`` skips instructions of the first block.
+        """
         while block is not None and block is not stop:
             self.steps += 1
             if self.steps > MAX_STEPS:
                 raise self.error("control flow too irregular", block)
-            if block in self.back_edges and not any(loop.header is block for loop in self.loops):
-                block = self.loop(block, state)
-                continue
+            if state.ended:  # an except clause ended (POP_EXCEPT): what follows is after the try
+                loop_jump = self.loop_control(block, None)
+                if loop_jump is not None:
+                    state.stmts.append(loop_jump)
+                    return None
+                return block
             loop_jump = self.loop_control(block, stop)
             if loop_jump is not None:
                 state.stmts.append(loop_jump)
                 return None
-            for ins in block.instrs[:-1]:
-                self.sim.step(ins, state)
+            if self.regions and not self.regions[-1].contains(block):
+                return block
+            if not first:
+                outer = self.new_handler(block)
+                if outer is not None:
+                    block = self.protected(block, outer, state)
+                    continue
+                if block in self.back_edges and not any(loop.header is block for loop in self.loops):
+                    block = self.loop(block, state)
+                    continue
+            instrs = block.instrs
+            i = first or self.resume.pop(block, 0)
+            first = 0
+            while i < len(instrs) - 1:
+                self.sim.step(instrs[i], state)
+                i += 1
+                if state.ended and state.tail is None:
+                    i = self.name_cleanup(instrs, i, state)
+                    if i < len(instrs) - 1:
+                        # The clause is over but the block goes on: the code after the try
+                        # statement, copied into the clause by the compiler.
+                        state.tail = (block, i)
+                        return None
             last = block.last
             if last.op in ("POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE",
                            "JUMP_IF_FALSE_OR_POP", "JUMP_IF_TRUE_OR_POP"):
@@ -107,6 +144,16 @@ class Structurer:
                 if block is None:
                     return None
         return block
+
+    def name_cleanup(self, instrs, i: int, state: State) -> int:
+        """Run ``name = None; del name`` after ``POP_EXCEPT``, if present; return the next index."""
+        run = [ins.op for ins in instrs[i:i + 3]]
+        if (len(run) == 3 and run[0] == "LOAD_CONST" and instrs[i].arg is None and run[1].startswith("STORE_")
+                and run[2].startswith("DELETE_") and i + 2 < len(instrs)):
+            for ins in instrs[i:i + 3]:
+                self.sim.step(ins, state)
+            return i + 3
+        return i
 
     def loop_control(self, block: Block, stop: Optional[Block]) -> Optional[ast.stmt]:
         """``break``/``continue`` when ``block`` is the target of one, seen from inside a loop."""
@@ -134,12 +181,16 @@ class Structurer:
         if true_end is join and false_end is join:
             if len(true_state.stack) != base or len(false_state.stack) != base:
                 raise self.error("branches leave different stacks", block)
+        if true_end is not None and false_end is not None and true_end is not false_end:
+            raise self.error("branches end in different places", block)
         test = cond.expr
         body, orelse = true_state.stmts, false_state.stmts
+        ended = true_state.ended or false_state.ended
         if true_end is None and false_end is not None:
             state.stmts.append(ast.If(test=test, body=body or [ast.Pass()], orelse=[]))
             state.stmts.extend(orelse)
             state.stack[:] = false_state.stack
+            state.ended = state.ended or false_state.ended
             return false_end
         if false_end is None and true_end is not None:
             if not orelse:
@@ -147,6 +198,7 @@ class Structurer:
             state.stmts.append(ast.If(test=negate(test), body=orelse, orelse=[]))
             state.stmts.extend(body)
             state.stack[:] = true_state.stack
+            state.ended = state.ended or true_state.ended
             return true_end
         if not body:
             test, body, orelse = negate(test), orelse, []
@@ -154,7 +206,8 @@ class Structurer:
         if true_end is None and false_end is None:
             return None
         state.stack[:] = true_state.stack
-        return join
+        state.ended = state.ended or ended
+        return true_end
 
     def value_join(self, cond: Cond, true_value, false_value) -> ast.expr:
         """The single value two arms push: ``a or b``, ``a and b`` or ``x if c else y``."""
@@ -172,9 +225,187 @@ class Structurer:
             return stop
         if self.loops and join not in self.loops[-1].body:
             return stop
+        if self.regions and not self.regions[-1].contains(join):
+            return stop
         if stop is not None and join.index > stop.index and join is not stop and stop.index > cond.head.index:
             return stop
         return join
+
+    # -- try, with --------------------------------------------------------------------------------
+    def new_handler(self, block: Block) -> Optional[Handler]:
+        """The outermost statement handler covering ``block`` whose statement is not being built."""
+        chain = []
+        current = block.handler
+        while current is not None and len(chain) < 100:
+            if self.hmap.kind(current) != IMPLICIT:
+                chain.append(current)
+            current = self.hmap.block(current).handler
+        active = {region.handler for region in self.regions}
+        fresh = [h for h in chain if h not in active]
+        return fresh[-1] if fresh else None
+
+    def protected(self, block: Block, handler: Handler, state: State) -> Optional[Block]:
+        kind = self.hmap.kind(handler)
+        if kind == WITH:
+            return self.with_stmt(block, handler, state)
+        if kind == TRY:
+            return self.try_stmt(block, handler, state)
+        raise self.error("unsupported protected region (%s)" % kind, block)
+
+    def region_body(self, block: Block, handler: Handler, state: State) -> Optional[Block]:
+        self.regions.append(Region(handler, self.hmap))
+        try:
+            return self.walk(block, None, state)
+        finally:
+            self.regions.pop()
+
+    def with_stmt(self, block: Block, handler: Handler, state: State) -> Optional[Block]:
+        entered = state.stack[-1] if state.stack else None
+        if not isinstance(entered, v.Entered):
+            raise self.error("with body without its context manager", block)
+        body_state = State(state.stack)
+        end = self.region_body(block, handler, body_state)
+        item = ast.withitem(context_expr=entered.manager, optional_vars=entered.target)
+        body = body_state.stmts
+        items = [item]
+        cls = ast.AsyncWith if entered.is_async else ast.With
+        if len(body) == 1 and type(body[0]) is cls:
+            items += body[0].items
+            body = body[0].body
+        state.stmts.append(cls(items=items, body=body or [ast.Pass()], type_comment=None))
+        state.stack[:] = body_state.stack
+        return end
+
+    def try_stmt(self, block: Block, handler: Handler, state: State) -> Optional[Block]:
+        body_state = State(state.stack)
+        body_end = self.region_body(block, handler, body_state)
+        if len(body_state.stack) != len(state.stack) and body_end is not None:
+            raise self.error("try body leaves the stack changed", block)
+        hblock = self.hmap.block(handler)
+        entry = State(state.stack[:handler.depth] + handler_entry_values(handler.lasti))
+        first = 0
+        if hblock.instrs[0].op == "PUSH_EXC_INFO":
+            self.sim.step(hblock.instrs[0], entry)
+            first = 1
+        if self.is_finally(hblock, first, entry):
+            return self.finally_stmt(body_state, body_end, hblock, first, entry, handler, state)
+        handlers, ends, states = self.except_clauses(hblock, first, entry)
+        reached = [e for e in ends if e is not None]
+        after = reached[0] if reached else None
+        if any(not self.same_place(e, after) for e in reached):
+            raise self.error("except clauses end in different places", hblock)
+        orelse: List[ast.stmt] = []
+        body_end = follow_jumps(body_end)
+        tails = [st.tail for st in states if st.tail is not None]
+        if after is None and tails:
+            after = self.shared_tail(body_end, tails[0])
+        for handler_node, st in zip(handlers, states):
+            if st.tail is not None and (after is None or not same_run(after.instrs, st.tail[0].instrs[st.tail[1]:])):
+                # Not the code after the try: the clause's own last statements.
+                rest = State(st.stack)
+                self.walk(st.tail[0], None, rest, st.tail[1])
+                handler_node.body = [s for s in handler_node.body if not isinstance(s, ast.Pass)] + rest.stmts
+        if after is None:
+            after = body_end
+        elif body_end is not None and not self.same_place(body_end, after):
+            else_state = State(state.stack)
+            end = self.walk(body_end, after, else_state)
+            if end is not after and end is not None:
+                raise self.error("else clause ends elsewhere", body_end)
+            orelse = else_state.stmts
+        node = ast.Try(body=body_state.stmts or [ast.Pass()], handlers=handlers, orelse=orelse, finalbody=[])
+        state.stmts.append(node)
+        return after
+
+    def same_place(self, a: Optional[Block], b: Optional[Block]) -> bool:
+        """Whether two blocks continue alike: the same block, or copies of one finally body."""
+        if a is b:
+            return True
+        copies = self.cfg.finally_copies
+        return a in copies and b in copies and copies[a] is copies[b]
+
+    def shared_tail(self, start: Optional[Block], tail) -> Optional[Block]:
+        """The block on the normal path that the clauses' copied tails repeat, cut out if needed."""
+        copied = tail[0].instrs[tail[1]:]
+        block, seen = start, 0
+        while block is not None and seen < 50:
+            n = len(block.instrs)
+            if n >= len(copied) and same_run(block.instrs[n - len(copied):], copied):
+                if n > len(copied):
+                    block = self.cfg.split(block, n - len(copied))
+                    self.ipdom = postdominators(self.cfg)
+                return block
+            block = block.fall if block.fall is not None else block.jump
+            seen += 1
+        if tail is not None:
+            self.resume[tail[0]] = tail[1]
+            return tail[0]
+        return None
+
+    def is_finally(self, block: Block, first: int, entry: State) -> bool:
+        """A handler that keeps the exception to re-raise it after its code is a ``finally``."""
+        rest = block.instrs[first:]
+        if any(ins.op in ("CHECK_EXC_MATCH", "EXC_MATCH", "CHECK_EG_MATCH") for ins in rest):
+            return False
+        return not (rest and rest[0].op == "POP_TOP")
+
+    def except_clauses(self, block: Block, first: int, entry: State):
+        handlers: List[ast.ExceptHandler] = []
+        ends: List[Optional[Block]] = []
+        states: List[State] = []
+        while True:
+            rest = block.instrs[first:]
+            if [ins.op for ins in rest] == ["RERAISE"] or (not rest):
+                return handlers, ends, states  # no clause matched: re-raise
+            last = block.last
+            typed = last.op == "POP_JUMP_IF_FALSE" and any(
+                ins.op in ("CHECK_EXC_MATCH", "EXC_MATCH") for ins in rest)
+            clause = State([v.Exc(x.kind) if isinstance(x, v.Exc) else x for x in entry.stack])
+            if typed:
+                for ins in rest[:-1]:
+                    self.sim.step(ins, clause)
+                match = clause.pop()
+                if not isinstance(match, v.ExcMatch):
+                    raise self.error("except clause without a type test", block)
+                exc_type = match.type
+                start, start_first = block.fall, 0
+            else:
+                exc_type = None
+                start, start_first = block, first
+            markers = [x for x in clause.stack if isinstance(x, v.Exc)]
+            end = self.walk(start, None, clause, start_first)
+            names = [m.target.id for m in markers if isinstance(m.target, ast.Name)]
+            body = strip_name_cleanup(clause.stmts, names[0] if names else None)
+            handlers.append(ast.ExceptHandler(type=exc_type, name=names[0] if names else None,
+                                              body=body or [ast.Pass()]))
+            ends.append(end)
+            states.append(clause)
+            if not typed:
+                return handlers, ends, states
+            block, first = block.jump, 0
+
+    def finally_stmt(self, body_state: State, body_end: Optional[Block], hblock: Block, first: int,
+                     entry: State, handler: Handler, state: State) -> Optional[Block]:
+        final_state = State(entry.stack)
+        self.walk(hblock, None, final_state, first)
+        final = final_state.stmts
+        if not final or not isinstance(final[-1], ast.Raise) or final[-1].exc is not None:
+            raise self.error("finally block does not re-raise", hblock)
+        final = final[:-1]
+        after = None
+        if body_end is not None:
+            copy = self.cfg.finally_copies.get(body_end)
+            if copy is None or copy is not hblock:
+                raise self.error("finally block not repeated on the normal path", body_end)
+            after = body_end.fall if body_end.last.op != "JUMP" else body_end.jump
+        body = body_state.stmts
+        if len(body) == 1 and isinstance(body[0], ast.Try) and not body[0].finalbody:
+            node = body[0]
+            node.finalbody = final or [ast.Pass()]
+        else:
+            node = ast.Try(body=body or [ast.Pass()], handlers=[], orelse=[], finalbody=final or [ast.Pass()])
+        state.stmts.append(node)
+        return after
 
     # -- loops -------------------------------------------------------------------------------------
     def loop(self, header: Block, state: State) -> Optional[Block]:
@@ -370,6 +601,49 @@ def trampoline_target(block: Block) -> Optional[Block]:
     if block.last.op == "JUMP" and all(ins.op == "POP_TOP" for ins in block.instrs[:-1]):
         return block.jump
     return None
+
+
+class Region:
+    """A protected region: the blocks an exception in which reaches ``handler``."""
+
+    def __init__(self, handler: Handler, hmap: HandlerMap) -> None:
+        self.handler = handler
+        self.hmap = hmap
+
+    def contains(self, block: Block) -> bool:
+        return self.hmap.covers(block, self.handler)
+
+
+def follow_jumps(block: Optional[Block]) -> Optional[Block]:
+    seen = 0
+    while block is not None and len(block.instrs) == 1 and block.last.op == "JUMP" and seen < 20:
+        block = block.jump
+        seen += 1
+    return block
+
+
+def strip_name_cleanup(body: List[ast.stmt], name: Optional[str]) -> List[ast.stmt]:
+    """Drop the ``POP_EXCEPT`` marker and the ``name = None; del name`` that follows it."""
+    out: List[ast.stmt] = []
+    skip = 0
+    for stmt in body:
+        if isinstance(stmt, ExceptEnd):
+            skip = 2 if name else 0
+            continue
+        if skip and name and is_name_reset(stmt, name, skip):
+            skip -= 1
+            continue
+        skip = 0
+        out.append(stmt)
+    return out
+
+
+def is_name_reset(stmt: ast.stmt, name: str, step: int) -> bool:
+    if step == 2:
+        return (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+                and stmt.targets[0].id == name and isinstance(stmt.value, ast.Constant) and stmt.value.value is None)
+    return (isinstance(stmt, ast.Delete) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+            and stmt.targets[0].id == name)
 
 
 def merge_boolop(op: ast.boolop, left: ast.expr, right: ast.expr) -> ast.BoolOp:

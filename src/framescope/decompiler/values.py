@@ -53,6 +53,26 @@ class Exc(Bindable):
 
 
 @dataclass(eq=False)
+class ExcMatch(Marker):
+    """The result of testing the current exception against an ``except`` clause's type."""
+
+    type: ast.expr
+
+
+@dataclass(eq=False)
+class ExitResult(Marker):
+    """What calling a with statement's ``__exit__`` on the normal path returned."""
+
+
+@dataclass(eq=False)
+class EnterMethod(Marker):
+    """``__enter__``/``__aenter__`` looked up by 3.14's ``LOAD_SPECIAL``."""
+
+    manager: ast.expr
+    is_async: bool = False
+
+
+@dataclass(eq=False)
 class WithExit(Marker):
     """The bound ``__exit__`` (or ``__aexit__``) that a with statement calls on the way out."""
 
