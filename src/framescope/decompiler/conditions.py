@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Optional
 
 from framescope.decompiler import values as v
 from framescope.decompiler.cfg import Block
+from framescope.decompiler.normalize import same_run
 from framescope.decompiler.simulate import State
 from framescope.errors import DecompilationError
 
@@ -100,8 +101,26 @@ def simple_condition(st: "Structurer", block: Block, state: State) -> Cond:
     return Cond(value, block, block.jump, block.fall, jump_state, fall_state, true_kept=copied)
 
 
+def resolve_pops(cond: Cond) -> Cond:
+    """Look through arms that only pop values and jump on (the clean-up of a chained comparison)."""
+    for side in ("true", "false"):
+        block = getattr(cond, side + "_block")
+        arm = getattr(cond, side + "_state")
+        if block is None or getattr(cond, side + "_kept"):
+            continue
+        if block.last.op == "JUMP":
+            pops, dest = block.instrs[:-1], block.jump
+        else:
+            pops, dest = block.instrs, block.fall
+        if not pops or dest is None or any(ins.op != "POP_TOP" for ins in pops) or len(arm.stack) < len(pops):
+            continue
+        setattr(cond, side + "_block", dest)
+        setattr(cond, side + "_state", State(arm.stack[:len(arm.stack) - len(pops)]))
+    return cond
+
+
 def collect_condition(st: "Structurer", block: Block, state: State) -> Cond:
-    cond = simple_condition(st, block, state)
+    cond = resolve_pops(simple_condition(st, block, state))
     consumed = {block}
     while True:
         merged = None
@@ -122,6 +141,9 @@ def collect_condition(st: "Structurer", block: Block, state: State) -> Cond:
                 continue
             inner = collect_condition(st, target, probe)
             merged = fold(cond, side, inner)
+            if merged is not None and (len(merged.true_state.stack) != len(inner.true_state.stack)
+                                       or len(merged.false_state.stack) != len(inner.false_state.stack)):
+                merged = None
             if merged is not None:
                 consumed.add(target)
                 break
@@ -140,26 +162,47 @@ def is_test_block(st: "Structurer", block: Block, consumed) -> bool:
     return True
 
 
+def same_exit(a: Optional[Block], a_state: State, b: Optional[Block]) -> bool:
+    """Whether arm ``a`` goes where ``b`` goes: the same block, or pops then a copy of ``b``.
+
+    3.12+ copies small exit blocks into their predecessors, so the clean-up of a
+    chained comparison (pop the spare operand, jump on) can end in a copy of its target.
+    """
+    if a is b:
+        return True
+    if a is None or b is None:
+        return False
+    pops = 0
+    while pops < len(a.instrs) and a.instrs[pops].op == "POP_TOP":
+        pops += 1
+    if not pops or pops > len(a_state.stack) or b.succs() or a.succs():
+        return False
+    return same_run(a.instrs[pops:], b.instrs)
+
+
 def fold(outer: Cond, side: str, inner: Cond) -> Optional[Cond]:
     """Fold ``inner`` (reached on ``side`` of ``outer``) into one condition, if they share a target."""
     a, b = outer.expr, inner.expr
     if side == "true":
-        if inner.false_block is outer.false_block and not (inner.false_kept != outer.false_kept):
+        if same_exit(outer.false_block, outer.false_state, inner.false_block) and \
+                inner.false_kept == outer.false_kept:
             expr = boolop(ast.And(), a, b)
             return rebuild(expr, outer, inner.true_block, inner.true_state, inner.true_kept,
-                           outer.false_block, outer.false_state, outer.false_kept)
-        if inner.true_block is outer.false_block and not inner.true_kept and not outer.false_kept:
+                           inner.false_block, inner.false_state, inner.false_kept)
+        if same_exit(outer.false_block, outer.false_state, inner.true_block) and \
+                not inner.true_kept and not outer.false_kept:
             expr = boolop(ast.And(), a, negate(b))
             return rebuild(expr, outer, inner.false_block, inner.false_state, inner.false_kept,
-                           outer.false_block, outer.false_state, False)
+                           inner.true_block, inner.true_state, False)
         return None
-    if inner.true_block is outer.true_block and not (inner.true_kept != outer.true_kept):
+    if same_exit(outer.true_block, outer.true_state, inner.true_block) and inner.true_kept == outer.true_kept:
         expr = boolop(ast.Or(), a, b)
-        return rebuild(expr, outer, outer.true_block, outer.true_state, outer.true_kept,
+        return rebuild(expr, outer, inner.true_block, inner.true_state, inner.true_kept,
                        inner.false_block, inner.false_state, inner.false_kept)
-    if inner.false_block is outer.true_block and not inner.false_kept and not outer.true_kept:
+    if same_exit(outer.true_block, outer.true_state, inner.false_block) and \
+            not inner.false_kept and not outer.true_kept:
         expr = boolop(ast.Or(), a, negate(b))
-        return rebuild(expr, outer, outer.true_block, outer.true_state, False,
+        return rebuild(expr, outer, inner.false_block, inner.false_state, False,
                        inner.true_block, inner.true_state, inner.true_kept)
     return None
 
@@ -173,6 +216,15 @@ def rebuild(expr, outer: Cond, true_block, true_state, true_kept, false_block, f
     return Cond(expr, outer.head, true_block, false_block, true_state, false_state, true_kept, false_kept)
 
 
-def boolop(op: ast.boolop, left: ast.expr, right: ast.expr) -> ast.BoolOp:
+def boolop(op: ast.boolop, left: ast.expr, right: ast.expr) -> ast.expr:
+    """``left <op> right``, flattened, with ``a < b and b < c`` on one shared ``b`` fused to ``a < b < c``."""
+    if isinstance(op, ast.And):
+        last = left.values[-1] if isinstance(left, ast.BoolOp) and isinstance(left.op, ast.And) else left
+        if isinstance(last, ast.Compare) and isinstance(right, ast.Compare) and right.left is last.comparators[-1]:
+            fused = ast.Compare(left=last.left, ops=last.ops + right.ops,
+                                comparators=last.comparators + right.comparators)
+            if last is left:
+                return fused
+            return ast.BoolOp(op=op, values=left.values[:-1] + [fused])
     values = list(left.values) if isinstance(left, ast.BoolOp) and type(left.op) is type(op) else [left]
     return ast.BoolOp(op=op, values=values + [right])

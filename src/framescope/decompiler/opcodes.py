@@ -97,7 +97,7 @@ class Translator:
                 self.emit(ins, SAME_AS[ins.opname], ins.argval)
             else:
                 self.emit(ins, ins.opname, ins.argval if ins.opname in SIMPLE_ARG else ins.arg)
-        return drop_block_setup(drop_loop_cleanup(self.out))
+        return retarget(drop_block_setup(drop_loop_cleanup(self.out)))
 
     def emit(self, ins, op: str, arg=None, target: Optional[int] = None) -> Instr:
         if target is None and op in ("JUMP", "POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE",
@@ -398,6 +398,23 @@ def drop_block_setup(instrs: List[Instr]) -> List[Instr]:
             ins.target = removed[ins.target]
             seen += 1
     return keep
+
+
+def retarget(instrs: List[Instr]) -> List[Instr]:
+    """Point jumps at dropped instructions (``TO_BOOL``, ``NOP``...) to the next kept one."""
+    import bisect
+
+    offsets = sorted({ins.offset for ins in instrs})
+    present = set(offsets)
+    for ins in instrs:
+        if ins.target is not None and ins.target not in present:
+            i = bisect.bisect_left(offsets, ins.target)
+            ins.target = offsets[i] if i < len(offsets) else None
+        if ins.handler is not None and ins.handler.target not in present:
+            i = bisect.bisect_left(offsets, ins.handler.target)
+            if i < len(offsets):
+                ins.handler = Handler(offsets[i], ins.handler.depth, ins.handler.lasti)
+    return instrs
 
 
 def canonical_instructions(code: CodeType) -> List[Instr]:

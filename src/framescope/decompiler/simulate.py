@@ -198,6 +198,8 @@ class Simulator:
         if isinstance(value, v.Chain):
             self.finish_chain(state, value)
             return
+        if getattr(value, "_framescope_copied", False):
+            return
         node = self.expr(value)
         self.emit(state, ast.Expr(value=node))
 
@@ -394,7 +396,10 @@ class Simulator:
     def op_COPY(self, ins: Instr, state: State) -> None:
         if len(state.stack) < ins.arg:
             raise DecompilationError("stack underflow")
-        state.push(state.stack[-ins.arg])
+        value = state.stack[-ins.arg]
+        if isinstance(value, ast.expr):
+            value._framescope_copied = True  # popping a copy is clean-up, not a statement
+        state.push(value)
 
     def op_SWAP(self, ins: Instr, state: State) -> None:
         n = ins.arg

@@ -20,11 +20,11 @@ from typing import Dict, List, Optional, Set, Tuple
 from framescope.decompiler import values as v
 from framescope.decompiler.cfg import CFG, Block
 from framescope.decompiler.normalize import same_run
-from framescope.decompiler.conditions import Cond, collect_condition, negate
+from framescope.decompiler.conditions import Cond, boolop, collect_condition, negate
 from framescope.decompiler.cleanup import build as build_comprehension
 from framescope.decompiler.cleanup import collect as collect_generators
 from framescope.decompiler.handlers import IMPLICIT, TRY, WITH, HandlerMap
-from framescope.decompiler.instructions import Handler
+from framescope.decompiler.instructions import JUMPS, Handler
 from framescope.decompiler.opcodes import handler_entry_values
 from framescope.decompiler.simulate import CompAppend, ExceptEnd, Simulator, State
 from framescope.errors import DecompilationError
@@ -105,6 +105,8 @@ class Structurer:
                 state.stmts.append(loop_jump)
                 return None
             if self.regions and not self.regions[-1].contains(block):
+                if len(state.stack) > self.regions[-1].depth:
+                    return self.finish_return(block, state, self.regions[-1].depth)
                 return block
             if not first:
                 outer = self.new_handler(block)
@@ -174,15 +176,26 @@ class Structurer:
         true_end = self.walk(cond.true_block, join, true_state)
         false_end = self.walk(cond.false_block, join, false_state)
         base = len(state.stack)
+        depth = len(true_state.stack)
         if (true_end is join and false_end is join and not true_state.stmts and not false_state.stmts
-                and len(true_state.stack) == base + 1 and len(false_state.stack) == base + 1):
+                and depth == len(false_state.stack) and depth >= 1
+                and all(a is b for a, b in zip(true_state.stack[:-1], false_state.stack[:-1]))
+                and (depth == base + 1 or true_state.stack[-1] is not false_state.stack[-1])):
+            # Both arms only computed one value: a conditional or boolean expression.
+            state.stack[:] = true_state.stack[:-1]
             state.stack.append(self.value_join(cond, true_state.stack[-1], false_state.stack[-1]))
             return join
-        if true_end is join and false_end is join:
-            if len(true_state.stack) != base or len(false_state.stack) != base:
-                raise self.error("branches leave different stacks", block)
+        if true_end is not None and false_end is not None and len(true_state.stack) != len(false_state.stack):
+            raise self.error("branches leave different stacks", block)
         if true_end is not None and false_end is not None and true_end is not false_end:
-            raise self.error("branches end in different places", block)
+            # Leaving a protected region: an arm that goes straight on to a return, raise,
+            # break or continue is that statement, run after the region's clean-up code.
+            if self.is_exit_path(true_end):
+                true_end = self.finish_exit(true_end, true_state)
+            elif self.is_exit_path(false_end):
+                false_end = self.finish_exit(false_end, false_state)
+            if true_end is not None and false_end is not None and true_end is not false_end:
+                raise self.error("branches end in different places", block)
         test = cond.expr
         body, orelse = true_state.stmts, false_state.stmts
         ended = true_state.ended or false_state.ended
@@ -252,8 +265,8 @@ class Structurer:
             return self.try_stmt(block, handler, state)
         raise self.error("unsupported protected region (%s)" % kind, block)
 
-    def region_body(self, block: Block, handler: Handler, state: State) -> Optional[Block]:
-        self.regions.append(Region(handler, self.hmap))
+    def region_body(self, block: Block, handler: Handler, state: State, depth: int) -> Optional[Block]:
+        self.regions.append(Region(handler, self.hmap, depth))
         try:
             return self.walk(block, None, state)
         finally:
@@ -264,7 +277,7 @@ class Structurer:
         if not isinstance(entered, v.Entered):
             raise self.error("with body without its context manager", block)
         body_state = State(state.stack)
-        end = self.region_body(block, handler, body_state)
+        end = self.region_body(block, handler, body_state, len(state.stack) - 1)
         item = ast.withitem(context_expr=entered.manager, optional_vars=entered.target)
         body = body_state.stmts
         items = [item]
@@ -278,9 +291,7 @@ class Structurer:
 
     def try_stmt(self, block: Block, handler: Handler, state: State) -> Optional[Block]:
         body_state = State(state.stack)
-        body_end = self.region_body(block, handler, body_state)
-        if len(body_state.stack) != len(state.stack) and body_end is not None:
-            raise self.error("try body leaves the stack changed", block)
+        body_end = self.region_body(block, handler, body_state, len(state.stack))
         hblock = self.hmap.block(handler)
         entry = State(state.stack[:handler.depth] + handler_entry_values(handler.lasti))
         first = 0
@@ -316,6 +327,72 @@ class Structurer:
         node = ast.Try(body=body_state.stmts or [ast.Pass()], handlers=handlers, orelse=orelse, finalbody=[])
         state.stmts.append(node)
         return after
+
+    def is_exit_path(self, block: Optional[Block]) -> bool:
+        """Whether straight-line code from ``block`` ends in a return, raise, break or continue."""
+        seen = 0
+        while block is not None and seen < 10:
+            seen += 1
+            if self.loops and self.loop_control(block, None) is not None:
+                return True
+            last = block.last
+            if last.op in ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE"):
+                return True
+            if last.op == "JUMP":
+                block = block.jump
+            elif last.op in JUMPS:
+                return False
+            else:
+                block = block.fall
+        return False
+
+    def finish_exit(self, block: Optional[Block], state: State) -> None:
+        """Emit the straight-line code of an exit path (see `is_exit_path`)."""
+        seen = 0
+        while block is not None and seen < 10:
+            seen += 1
+            control = self.loop_control(block, None) if self.loops else None
+            if control is not None:
+                state.stmts.append(control)
+                return None
+            for ins in block.instrs[:-1]:
+                self.sim.step(ins, state)
+            last = block.last
+            if last.op == "JUMP":
+                block = block.jump
+                continue
+            self.sim.step(last, state)
+            if last.op in ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE"):
+                return None
+            block = block.fall
+        raise self.error("exit path too long", block)
+
+    def finish_return(self, end: Optional[Block], state: State, depth: int) -> Optional[Block]:
+        """Finish a ``return`` whose value was computed inside a protected region.
+
+        ``RETURN_VALUE`` cannot raise, so the compiler leaves it (and, for ``with``, the
+        call of ``__exit__`` before it) out of the region: the region then ends with the
+        value still on the stack.
+        """
+        seen = 0
+        while end is not None and len(state.stack) > depth and seen < 10:
+            seen += 1
+            for ins in end.instrs[:-1]:
+                self.sim.step(ins, state)
+            last = end.last
+            if last.op in ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE"):
+                self.sim.step(last, state)
+                return None
+            if last.op == "JUMP":
+                end = end.jump
+            elif last.op in JUMPS:
+                raise self.error("protected region ends in a branch with values on the stack", end)
+            else:
+                self.sim.step(last, state)
+                end = end.fall
+        if end is not None and len(state.stack) != depth:
+            raise self.error("protected region leaves the stack changed", end)
+        return end
 
     def same_place(self, a: Optional[Block], b: Optional[Block]) -> bool:
         """Whether two blocks continue alike: the same block, or copies of one finally body."""
@@ -606,9 +683,11 @@ def trampoline_target(block: Block) -> Optional[Block]:
 class Region:
     """A protected region: the blocks an exception in which reaches ``handler``."""
 
-    def __init__(self, handler: Handler, hmap: HandlerMap) -> None:
+    def __init__(self, handler: Handler, hmap: HandlerMap, depth: int) -> None:
         self.handler = handler
         self.hmap = hmap
+        #: Stack depth on normal exit; more values on the way out mean a return in progress.
+        self.depth = depth
 
     def contains(self, block: Block) -> bool:
         return self.hmap.covers(block, self.handler)
@@ -646,9 +725,7 @@ def is_name_reset(stmt: ast.stmt, name: str, step: int) -> bool:
             and stmt.targets[0].id == name)
 
 
-def merge_boolop(op: ast.boolop, left: ast.expr, right: ast.expr) -> ast.BoolOp:
-    values = list(left.values) if isinstance(left, ast.BoolOp) and type(left.op) is type(op) else [left]
-    return ast.BoolOp(op=op, values=values + [right])
+merge_boolop = boolop
 
 
 def natural_loop(header: Block, latches: List[Block]) -> Set[Block]:
