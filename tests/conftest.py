@@ -43,7 +43,10 @@ TORCH_IMPORT_SKIP = re.compile(r"could not import 'torch(\.[\w.]+)?'")
 def torch_installed() -> bool:
     # find_spec looks for torch without importing it: the suite must not import torch
     # behind the back of tests that check who imports it.
-    return importlib.util.find_spec("torch") is not None
+    spec = importlib.util.find_spec("torch")
+    # A directory named torch on sys.path without __init__.py (tests/torch, say) is a
+    # namespace package, found only where the real torch is not installed.
+    return spec is not None and spec.origin not in (None, "namespace")
 
 
 # --------------------------------------------------------------------------- hypothesis
