@@ -1,0 +1,639 @@
+"""Decide whether two code objects behave the same.
+
+The decompiler promises that its output recompiles to *equivalent* bytecode.
+"Equivalent" is judged here, and has to survive everything that the CPython
+compiler does differently for the same program written with another layout:
+3.11+ copies small exit blocks depending on line numbers, jumps get threaded,
+``NOP``\\ s stand in for lines, 3.13+ fuses neighbouring local loads and stores
+into superinstructions only when they share a line.
+
+So the two programs are compared as graphs, not as instruction lists.  Each
+instruction becomes a node with a normalised name, an argument compared by
+value (never by index into ``co_consts`` or ``co_names``) and its successors:
+the next instruction unless it cannot fall through, its jump target, and on
+3.11+ its exception handler (with stack depth and ``lasti``).  Unconditional
+jumps are followed transparently.  Two code objects are equivalent when the
+graphs are bisimilar from the entry and the attributes that change behaviour
+agree; nested code objects are compared recursively.
+
+Only the standard library and the running interpreter's ``dis`` are used.
+"""
+from __future__ import annotations
+
+import __future__
+import dis
+import io
+import math
+import sys
+import tokenize
+from collections import deque
+from dataclasses import dataclass
+from types import CodeType
+from typing import Dict, List, Optional, Tuple
+
+__all__ = ["Difference", "compare_code", "equivalent", "find_difference", "recompile_function"]
+
+_PY = sys.version_info[:2]
+
+# co_flags that change what calling the function does; NOFREE, OPTIMIZED,
+# NEWLOCALS and the future-import bits are bookkeeping.
+_CO_VARARGS = 0x04
+_CO_VARKEYWORDS = 0x08
+_CO_NESTED = 0x10
+_CO_GENERATOR = 0x20
+_CO_COROUTINE = 0x80
+_CO_ITERABLE_COROUTINE = 0x100
+_CO_ASYNC_GENERATOR = 0x200
+_BEHAVIOUR_FLAGS = (
+    _CO_VARARGS | _CO_VARKEYWORDS | _CO_NESTED | _CO_GENERATOR
+    | _CO_COROUTINE | _CO_ITERABLE_COROUTINE | _CO_ASYNC_GENERATOR
+)
+_CO_OPTIMIZED_NEWLOCALS = 0x01 | 0x02
+# 3.14 marks a docstring with a flag instead of reserving co_consts[0].
+_CO_HAS_DOCSTRING = 0x4000000
+
+# Future imports are recorded in co_flags; recompiling must enable the same ones.
+_FUTURE_FLAGS = 0
+for _name in __future__.all_feature_names:
+    _FUTURE_FLAGS |= getattr(__future__, _name).compiler_flag
+_FUTURE_FLAGS &= ~_CO_NESTED  # nested_scopes shares the bit with CO_NESTED and is a no-op
+
+# Instructions that carry no behaviour: padding, line markers, branch hints.
+_DROP = frozenset(["CACHE", "EXTENDED_ARG", "NOP", "NOT_TAKEN", "RESUME"])
+
+# Different spellings of the same operation.
+_RENAME = {
+    "JUMP_FORWARD": "JUMP",
+    "JUMP_BACKWARD": "JUMP",
+    "JUMP_ABSOLUTE": "JUMP",
+    "JUMP_BACKWARD_NO_INTERRUPT": "JUMP",
+    "POP_JUMP_FORWARD_IF_FALSE": "POP_JUMP_IF_FALSE",
+    "POP_JUMP_BACKWARD_IF_FALSE": "POP_JUMP_IF_FALSE",
+    "POP_JUMP_FORWARD_IF_TRUE": "POP_JUMP_IF_TRUE",
+    "POP_JUMP_BACKWARD_IF_TRUE": "POP_JUMP_IF_TRUE",
+    "POP_JUMP_FORWARD_IF_NONE": "POP_JUMP_IF_NONE",
+    "POP_JUMP_BACKWARD_IF_NONE": "POP_JUMP_IF_NONE",
+    "POP_JUMP_FORWARD_IF_NOT_NONE": "POP_JUMP_IF_NOT_NONE",
+    "POP_JUMP_BACKWARD_IF_NOT_NONE": "POP_JUMP_IF_NOT_NONE",
+    "LOAD_FAST_CHECK": "LOAD_FAST",
+    "LOAD_FAST_BORROW": "LOAD_FAST",
+    "LOAD_SMALL_INT": "LOAD_CONST",
+}
+
+# Superinstructions (and RETURN_CONST) split into the plain instructions they fuse.
+_SPLIT = {
+    "LOAD_FAST_LOAD_FAST": ("LOAD_FAST", "LOAD_FAST"),
+    "LOAD_FAST_BORROW_LOAD_FAST_BORROW": ("LOAD_FAST", "LOAD_FAST"),
+    "STORE_FAST_LOAD_FAST": ("STORE_FAST", "LOAD_FAST"),
+    "STORE_FAST_STORE_FAST": ("STORE_FAST", "STORE_FAST"),
+    "RETURN_CONST": ("LOAD_CONST", "RETURN_VALUE"),
+}
+
+# A conditional jump is "go to A when the test holds, else to B": jumping on
+# true to X is jumping on false to the next instruction, with the successors
+# swapped.  3.12+ picks either spelling depending on where the blocks landed.
+_SWAPPED = {"POP_JUMP_IF_TRUE": "POP_JUMP_IF_FALSE", "POP_JUMP_IF_NOT_NONE": "POP_JUMP_IF_NONE"}
+
+# Jumps that keep the tested value when they jump and pop it otherwise: whether they jump on true.
+_OR_POP = {"JUMP_IF_FALSE_OR_POP": False, "JUMP_IF_TRUE_OR_POP": True}
+
+# After these (normalised) instructions control never reaches the next one.
+_NO_FALLTHROUGH = frozenset(["JUMP", "RETURN_VALUE", "RAISE_VARARGS", "RERAISE", "INTERPRETER_EXIT"])
+
+# 3.14's END_ASYNC_FOR names the loop it ends for monitoring only ("from L6"): no edge.
+_NOT_AN_EDGE = frozenset(["END_ASYNC_FOR"])
+
+# 3.13+ list every jump in hasjump; older versions split them into relative and absolute.
+_JUMPS = frozenset(getattr(dis, "hasjump", [])) | frozenset(dis.hasjrel) | frozenset(dis.hasjabs)
+_CONSTS = frozenset(dis.hasconst) | frozenset(
+    dis.opmap[name] for name in ("LOAD_SMALL_INT", "RETURN_CONST") if name in dis.opmap
+)
+_NAMES = frozenset(dis.hasname) | frozenset(dis.haslocal) | frozenset(dis.hasfree)
+
+# Low bits of the argument that dis folds away from argval but that change
+# behaviour: "load a method" (3.12+ LOAD_ATTR), "method / two-argument super"
+# (3.12+ LOAD_SUPER_ATTR).  3.11+ LOAD_GLOBAL's "push NULL too" bit becomes a
+# PUSH_NULL node.
+_ARG_BITS = {}  # type: Dict[str, int]
+if _PY >= (3, 12):
+    _ARG_BITS["LOAD_ATTR"] = 1
+    _ARG_BITS["LOAD_SUPER_ATTR"] = 3
+
+# Loads of one name, without a NULL.
+_PLAIN_LOADS = frozenset(["LOAD_FAST", "LOAD_DEREF", "LOAD_NAME", "LOAD_GLOBAL"])
+
+# Node indices that are not instructions.
+_END = -1  # control runs off the end of the bytecode
+_SPIN = -2  # a cycle of unconditional jumps: an empty infinite loop
+
+
+def _constant(code: CodeType, instr: dis.Instruction) -> object:
+    """The constant an instruction loads (3.11's dis leaves KW_NAMES' argval unknown)."""
+    if instr.opname == "LOAD_SMALL_INT":
+        return instr.arg
+    return code.co_consts[instr.arg]  # type: ignore[index]
+
+
+class _Any:
+    """An argument that is layout- or name-dependent bookkeeping (a qualname, a line number)."""
+
+    def __repr__(self) -> str:
+        return "<any>"
+
+
+_ANY = _Any()
+
+
+class _Graph:
+    """The instruction graph of one code object (nested code objects stay as constants)."""
+
+    def __init__(self, code: CodeType) -> None:
+        #: Normalised opname of each node.
+        self.ops = []  # type: List[str]
+        #: Opname as dis spells it, for messages.
+        self.names = []  # type: List[str]
+        #: Whether the node's successors are (jump target, next) instead of (next, jump target).
+        self.swapped = []  # type: List[bool]
+        #: Argument of each node, compared by value; None when the opcode takes none or it is a jump.
+        self.args = []  # type: List[object]
+        #: Whether the argument is a constant (compared by _const_key, or recursively for code).
+        self.is_const = []  # type: List[bool]
+        #: Offset of the instruction each node came from, for messages.
+        self.offsets = []  # type: List[int]
+        #: Jump target node of each node, or None.
+        self.jumps = []  # type: List[Optional[int]]
+        #: (handler node, stack depth, lasti) of each node's exception handler, or None.
+        self.handlers = []  # type: List[Optional[Tuple[int, int, bool]]]
+        self._build(code)
+
+    def _build(self, code: CodeType) -> None:
+        bytecode = dis.Bytecode(code)
+        entries = sorted(getattr(bytecode, "exception_entries", []), key=lambda e: e.start)
+        node_at = {}  # type: Dict[int, int]
+        pending = []  # type: List[int]  offsets of dropped instructions waiting for the next node
+        raw_targets = []  # type: List[Tuple[int, int]]  (node, target offset)
+        raw_handlers = []  # type: List[Tuple[int, int, int, bool]]
+        entry_index = 0
+        for instr in bytecode:
+            name = instr.opname
+            if name in _DROP:
+                pending.append(instr.offset)
+                continue
+            first = len(self.ops)
+            for offset in pending:
+                node_at[offset] = first
+            pending = []
+            node_at[instr.offset] = first
+            handler = None
+            while entry_index < len(entries) and entries[entry_index].end <= instr.offset:
+                entry_index += 1
+            if entry_index < len(entries) and entries[entry_index].start <= instr.offset:
+                handler = entries[entry_index]
+            if name in _SPLIT:
+                names = _SPLIT[name]
+                if name == "RETURN_CONST":
+                    values = (_constant(code, instr), None)
+                else:
+                    values = instr.argval
+                for part, value in zip(names, values):
+                    self._add(part, name, value, part == "LOAD_CONST", instr.offset)
+            else:
+                opcode = instr.opcode
+                shown = name
+                name = _RENAME.get(name, name)
+                is_const = opcode in _CONSTS
+                if opcode in _JUMPS:
+                    arg = None
+                    if name not in _NOT_AN_EDGE:
+                        raw_targets.append((first, instr.argval))
+                elif is_const:
+                    arg = _constant(code, instr)
+                elif opcode in _NAMES:
+                    bits = _ARG_BITS.get(name)
+                    arg = instr.argval if bits is None else (instr.argval, instr.arg & bits)
+                else:
+                    arg = instr.arg
+                if name == "LOAD_GLOBAL" and _PY >= (3, 11) and instr.arg & 1:
+                    # "NULL + name" is PUSH_NULL and the load (3.13+: the load, then PUSH_NULL);
+                    # 3.12 folds the PUSH_NULL of an enclosing call into it too.
+                    pair = [("PUSH_NULL", None), (name, instr.argval)]
+                    if _PY >= (3, 13):
+                        pair.reverse()
+                    for part, value in pair:
+                        self._add(part, shown, value, False, instr.offset)
+                else:
+                    self._add(name, shown, arg, is_const, instr.offset)
+            if handler is not None:
+                for node in range(first, len(self.ops)):
+                    raw_handlers.append((node, handler.target, handler.depth, handler.lasti))
+        for offset in pending:
+            node_at[offset] = _END
+
+        self.jumps = [None] * len(self.ops)
+        for node, target in raw_targets:
+            self.jumps[node] = node_at.get(target, _END)
+        self.handlers = [None] * len(self.ops)
+        for node, target, depth, lasti in raw_handlers:
+            self.handlers[node] = (node_at.get(target, _END), depth, bool(lasti))
+        self._mark_bookkeeping()
+        if _PY >= (3, 11):
+            self._canonical_method_calls()
+        if _PY < (3, 12):
+            self._thread_or_pop_jumps()
+
+    def _add(self, name: str, shown: str, arg: object, is_const: bool, offset: int) -> None:
+        self.names.append(shown)
+        self.swapped.append(name in _SWAPPED)
+        self.ops.append(_SWAPPED.get(name, name))
+        self.args.append(arg)
+        self.is_const.append(is_const)
+        self.offsets.append(offset)
+
+    def _mark_bookkeeping(self) -> None:
+        """Blank out constants that only record where the code was written.
+
+        A class body stores its ``__qualname__`` (and on 3.13+ its
+        ``__firstlineno__``), and 3.8-3.10 pass a function's qualname to
+        ``MAKE_FUNCTION``; both depend on the enclosing scopes and lines, not
+        on what the code does.
+        """
+        ops, args = self.ops, self.args
+        for i in range(1, len(ops)):
+            if ops[i - 1] != "LOAD_CONST":
+                continue
+            if ops[i] == "STORE_NAME" and args[i] in ("__qualname__", "__firstlineno__"):
+                args[i - 1] = _ANY
+            elif (
+                ops[i] == "MAKE_FUNCTION"
+                and _PY < (3, 11)
+                and i >= 2
+                and ops[i - 2] == "LOAD_CONST"
+                and isinstance(args[i - 2], CodeType)
+                and isinstance(args[i - 1], str)
+            ):
+                args[i - 1] = _ANY
+
+    def _canonical_method_calls(self) -> None:
+        """Spell every call of ``obj.attr(...)`` as a method call.
+
+        3.11+ compile ``name.attr(...)`` as a plain attribute load plus a NULL
+        instead of the method-call form when ``name`` is imported at module
+        level (in any scope: the check looks at the module's names only), so
+        the same call compiles differently inside and outside its module.
+        Both push the same callable: ``PUSH_NULL; LOAD x; LOAD_ATTR a``
+        (3.11-3.12) and ``LOAD_ATTR a; PUSH_NULL`` (3.13+) become ``LOAD x;
+        LOAD_METHOD a`` (3.12+: ``LOAD_ATTR`` with the method bit).  No other
+        code puts a plain attribute load right after the NULL's load (3.11-3.12)
+        or right before a PUSH_NULL (3.13+): those
+        sequences only arise for this call.  A dropped PUSH_NULL
+        turns into a jump to the next node, which the walk passes through.
+        """
+        ops, args = self.ops, self.args
+        for i in range(len(ops) - 1):
+            if ops[i] != "LOAD_ATTR" or (_PY >= (3, 12) and args[i][1] != 0):  # type: ignore[index]
+                continue
+            if _PY >= (3, 13):
+                if ops[i + 1] == "PUSH_NULL":
+                    self._method(i)
+                    self._skip(i + 1)
+            elif i >= 2 and ops[i - 2] == "PUSH_NULL" and ops[i - 1] in _PLAIN_LOADS:
+                self._method(i)
+                self._skip(i - 2)
+
+    def _method(self, node: int) -> None:
+        if _PY >= (3, 12):
+            self.args[node] = (self.args[node][0], 1)  # type: ignore[index]
+        else:
+            self.ops[node] = "LOAD_METHOD"
+
+    def _thread_or_pop_jumps(self) -> None:
+        """Thread ``JUMP_IF_FALSE_OR_POP``/``JUMP_IF_TRUE_OR_POP`` into the test they jump to.
+
+        Such a jump keeps the value it tested and lands on another test of the
+        same value, whose outcome is therefore known: ``x or y and z``'s jump
+        to a ``JUMP_IF_TRUE_OR_POP`` after a false ``x`` pops and falls
+        through.  The peephole optimiser (3.8-3.11) does this only where both
+        instructions share a line, so rewrite it here: the jump becomes the
+        popping jump to where the value finally goes, or a jump to the second
+        test's own target.
+        """
+        ops, jumps = self.ops, self.jumps
+        for node in range(len(ops)):
+            for _ in range(len(ops)):
+                sense = _OR_POP.get(ops[node])
+                if sense is None:
+                    break
+                target = self.follow(jumps[node])  # type: ignore[arg-type]
+                if target < 0:
+                    break
+                if ops[target] in _OR_POP:
+                    keeps, follows = True, _OR_POP[ops[target]] == sense
+                elif ops[target] == "POP_JUMP_IF_FALSE":
+                    keeps, follows = False, self.swapped[target] == sense
+                else:
+                    break
+                if follows:
+                    destination = jumps[target]
+                else:
+                    destination = target + 1 if target + 1 < len(ops) else _END
+                if not keeps or not follows:
+                    # The value is popped on the way: a plain popping jump on the same outcome.
+                    ops[node] = "POP_JUMP_IF_FALSE"
+                    self.swapped[node] = sense
+                jumps[node] = destination
+
+    def _skip(self, node: int) -> None:
+        self.ops[node] = "JUMP"
+        self.jumps[node] = node + 1
+
+    def follow(self, node: int) -> int:
+        """The first node reached from ``node`` that is not an unconditional jump."""
+        steps = 0
+        ops, jumps = self.ops, self.jumps
+        while node >= 0 and ops[node] == "JUMP":
+            node = jumps[node]  # type: ignore[assignment]
+            steps += 1
+            if steps > len(ops):
+                return _SPIN
+        return node
+
+    def successors(self, node: int) -> List[int]:
+        """Fall-through and jump successors, in that order (handlers are separate)."""
+        result = []
+        if self.ops[node] not in _NO_FALLTHROUGH:
+            result.append(node + 1 if node + 1 < len(self.ops) else _END)
+        target = self.jumps[node]
+        if target is not None:
+            result.append(target)
+        if self.swapped[node]:
+            result.reverse()
+        return result
+
+    def show(self, node: int) -> str:
+        """One instruction for a message."""
+        if node == _END:
+            return "<end of code>"
+        if node == _SPIN:
+            return "<empty infinite loop>"
+        arg = self.args[node]
+        text = "offset %d %s" % (self.offsets[node], self.names[node])
+        if arg is not None or self.is_const[node]:
+            if isinstance(arg, CodeType):
+                arg = "<code %s>" % arg.co_name
+            shown = repr(arg)
+            if len(shown) > 60:
+                shown = shown[:57] + "..."
+            text += " " + shown
+        return text
+
+
+@dataclass(frozen=True)
+class Difference:
+    """The first difference found between two code objects."""
+
+    #: Dotted ``co_name`` path from the compared code object to the one that differs.
+    where: str
+    #: Short category for grouping: an opname, "ops A/B", an attribute name, "exception handler"...
+    kind: str
+    #: What differs, in a few words (both sides' instructions or values).
+    detail: str
+
+    @property
+    def message(self) -> str:
+        """The whole difference on one line."""
+        return "%s: %s" % (self.where, self.detail)
+
+
+def find_difference(a: CodeType, b: CodeType) -> Optional[Difference]:
+    """Return the first behavioural difference between ``a`` and ``b``, or None."""
+    if not isinstance(a, CodeType) or not isinstance(b, CodeType):
+        raise TypeError("find_difference() needs two code objects, got %s and %s"
+                        % (type(a).__name__, type(b).__name__))
+    return _Comparison().code(a, b, a.co_name)
+
+
+def compare_code(a: CodeType, b: CodeType) -> Optional[str]:
+    """None when ``a`` and ``b`` are equivalent, else a one-line description of the first difference."""
+    difference = find_difference(a, b)
+    return None if difference is None else difference.message
+
+
+def equivalent(a: CodeType, b: CodeType) -> bool:
+    """Whether ``a`` and ``b`` are equivalent code objects."""
+    return find_difference(a, b) is None
+
+
+def _docstring(code: CodeType) -> Optional[object]:
+    """The docstring a function's code carries, or None."""
+    if code.co_flags & _CO_OPTIMIZED_NEWLOCALS != _CO_OPTIMIZED_NEWLOCALS:
+        return None  # module and class bodies store __doc__ with instructions
+    if _PY >= (3, 14):
+        return code.co_consts[0] if code.co_flags & _CO_HAS_DOCSTRING else None
+    if code.co_name.startswith("<") and code.co_name != "<lambda>":
+        return None  # comprehensions and generator expressions reserve no slot
+    first = code.co_consts[0] if code.co_consts else None
+    return first if isinstance(first, str) else None
+
+
+_ATTRIBUTES = (
+    "co_name",
+    "co_argcount",
+    "co_posonlyargcount",
+    "co_kwonlyargcount",
+    "co_varnames",
+    "co_cellvars",
+    "co_freevars",
+)
+
+
+class _Comparison:
+    """One comparison, with a memo so that a nested code object is compared once per pair."""
+
+    def __init__(self) -> None:
+        self._memo = {}  # type: Dict[Tuple[int, int], Optional[Difference]]
+
+    def code(self, a: CodeType, b: CodeType, where: str) -> Optional[Difference]:
+        key = (id(a), id(b))
+        if key not in self._memo:
+            self._memo[key] = None  # a code object cannot contain itself; guards anyway
+            self._memo[key] = self._code(a, b, where)
+        return self._memo[key]
+
+    def _code(self, a: CodeType, b: CodeType, where: str) -> Optional[Difference]:
+        for attribute in _ATTRIBUTES:
+            left, right = getattr(a, attribute), getattr(b, attribute)
+            if left != right:
+                return Difference(where, attribute, "%s %r vs %r" % (attribute, left, right))
+        left_flags, right_flags = a.co_flags & _BEHAVIOUR_FLAGS, b.co_flags & _BEHAVIOUR_FLAGS
+        if left_flags != right_flags:
+            return Difference(where, "co_flags", "co_flags %#x vs %#x" % (left_flags, right_flags))
+        left_doc, right_doc = _docstring(a), _docstring(b)
+        if left_doc != right_doc:
+            return Difference(where, "docstring", "docstring %s vs %s" % (_short(left_doc), _short(right_doc)))
+        return self._graphs(_Graph(a), _Graph(b), where)
+
+    def _graphs(self, ga: _Graph, gb: _Graph, where: str) -> Optional[Difference]:
+        start = (ga.follow(0 if ga.ops else _END), gb.follow(0 if gb.ops else _END))
+        seen = {start}
+        queue = deque([start])
+        while queue:
+            i, j = queue.popleft()
+            if i < 0 or j < 0:
+                if i != j:
+                    return self._mismatch(ga, gb, i, j, where)
+                continue
+            if ga.ops[i] != gb.ops[j]:
+                return self._mismatch(ga, gb, i, j, where)
+            difference = self._args(ga, gb, i, j, where)
+            if difference is not None:
+                return difference
+            pairs = list(zip(ga.successors(i), gb.successors(j)))
+            ha, hb = ga.handlers[i], gb.handlers[j]
+            if (ha is None) != (hb is None) or (ha is not None and ha[1:] != hb[1:]):  # type: ignore[index]
+                return Difference(where, "exception handler", "%s handler %s vs %s handler %s" % (
+                    ga.show(i), _handler(ha), gb.show(j), _handler(hb)))
+            if ha is not None:
+                pairs.append((ha[0], hb[0]))  # type: ignore[index]
+            for ta, tb in pairs:
+                pair = (ga.follow(ta), gb.follow(tb))
+                if pair not in seen:
+                    seen.add(pair)
+                    queue.append(pair)
+        return None
+
+    def _args(self, ga: _Graph, gb: _Graph, i: int, j: int, where: str) -> Optional[Difference]:
+        left, right = ga.args[i], gb.args[j]
+        if ga.is_const[i]:
+            if isinstance(left, CodeType) and isinstance(right, CodeType):
+                return self.code(left, right, where + "." + left.co_name)
+            if _const_key(left) == _const_key(right):
+                return None
+        elif left == right:
+            return None
+        return Difference(where, ga.ops[i], "%s vs %s" % (ga.show(i), gb.show(j)))
+
+    @staticmethod
+    def _mismatch(ga: _Graph, gb: _Graph, i: int, j: int, where: str) -> Difference:
+        left = ga.names[i] if i >= 0 else ga.show(i)
+        right = gb.names[j] if j >= 0 else gb.show(j)
+        return Difference(where, "%s/%s" % (left, right), "%s vs %s" % (ga.show(i), gb.show(j)))
+
+
+def _handler(handler: Optional[Tuple[int, int, bool]]) -> str:
+    if handler is None:
+        return "none"
+    return "[depth %d%s]" % (handler[1], " lasti" if handler[2] else "")
+
+
+def _short(value: object) -> str:
+    shown = repr(value)
+    return shown if len(shown) <= 40 else shown[:37] + "..."
+
+
+def _float_key(value: float) -> object:
+    # nan equals nan; 0.0 and -0.0 differ (they print and divide differently).
+    if math.isnan(value):
+        return "nan"
+    return (value, math.copysign(1.0, value))
+
+
+def _const_key(value: object) -> object:
+    """A hashable key that is equal exactly for constants of the same type and value."""
+    kind = type(value)
+    if kind is float:
+        return (kind, _float_key(value))  # type: ignore[arg-type]
+    if kind is complex:
+        return (kind, _float_key(value.real), _float_key(value.imag))  # type: ignore[attr-defined]
+    if kind is tuple:
+        return (kind, tuple(_const_key(item) for item in value))  # type: ignore[attr-defined]
+    if kind is frozenset:
+        return (kind, frozenset(_const_key(item) for item in value))  # type: ignore[attr-defined]
+    if kind is slice:
+        return (kind, _const_key(value.start), _const_key(value.stop), _const_key(value.step))  # type: ignore[attr-defined]
+    if kind is CodeType:
+        return (kind, id(value))  # only found inside tuples by hand-built code
+    return (kind, value)
+
+
+def _reindent(source: str, remove: int, add: str) -> str:
+    """Shift every line that starts a statement: drop ``remove`` leading columns, then prefix ``add``.
+
+    Lines that continue a statement (inside brackets, after a backslash, or
+    inside a multi-line string) are left alone, so string values do not change.
+    """
+    lines = io.StringIO(source).readlines()  # rows as tokenize counts them (not str.splitlines)
+    try:
+        starts = _statement_rows(source)
+    except (tokenize.TokenError, SyntaxError):
+        starts = set(range(1, len(lines) + 1))
+    out = []
+    for row, line in enumerate(lines, 1):
+        if row in starts:
+            cut = 0
+            while cut < remove and cut < len(line) and line[cut] in " \t":
+                cut += 1
+            line = add + line[cut:]
+        out.append(line)
+    return "".join(out)
+
+
+_SKIP_TOKENS = frozenset([tokenize.NL, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT, tokenize.NEWLINE,
+                          tokenize.ENCODING])
+
+
+def _statement_rows(source: str) -> set:
+    """Rows (1-based) whose first token begins a logical line."""
+    rows = set()
+    at_start = True
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type == tokenize.NEWLINE:
+            at_start = True
+        elif at_start and token.type not in _SKIP_TOKENS and token.type != tokenize.ENDMARKER:
+            rows.add(token.start[0])
+            at_start = False
+    return rows
+
+
+def recompile_function(source: str, code: CodeType) -> CodeType:
+    """Compile decompiled ``source`` (a complete ``def``) and return the code object standing for ``code``.
+
+    A function with free variables is a closure, so the ``def`` is placed in
+    a synthetic enclosing function that binds them; one that uses
+    ``__class__`` (zero-argument ``super()``) is placed in a synthetic class.
+    A function that was nested gets the enclosing function even without free
+    variables, so that it is compiled as nested.  The future imports
+    recorded in ``code.co_flags`` are in force.  Raises ``SyntaxError`` when
+    the source does not compile and ``ValueError`` when it defines no
+    function named ``code.co_name``.
+    """
+    free = [name for name in code.co_freevars if name != "__class__"]
+    path = []
+    text = source if source.endswith("\n") else source + "\n"
+    if "__class__" in code.co_freevars:
+        text = "class __framescope_class__:\n" + _reindent(text, 0, "    ")
+        path.append("__framescope_class__")
+    if free or code.co_flags & _CO_NESTED:
+        binds = "".join("    %s = None\n" % name for name in free)
+        text = "def __framescope_outer__():\n" + binds + _reindent(text, 0, "    ")
+        path.append("__framescope_outer__")
+    module = compile(text, "<decompiled>", "exec", flags=code.co_flags & _FUTURE_FLAGS, dont_inherit=True)
+    found = module
+    for name in list(reversed(path)) + [code.co_name]:
+        found = _child(found, name)  # type: ignore[assignment]
+        if found is None:
+            raise ValueError("decompiled source defines no function named %r" % code.co_name)
+    return found
+
+
+def _child(code: CodeType, name: str) -> Optional[CodeType]:
+    """The first code constant of ``code`` named ``name``.
+
+    A 3.12+ ``def f[T]()`` keeps ``f`` inside a ``<generic parameters of f>`` code object.
+    """
+    for const in code.co_consts:
+        if isinstance(const, CodeType):
+            if const.co_name == name:
+                return const
+            if const.co_name == "<generic parameters of %s>" % name:
+                return _child(const, name)
+    return None
