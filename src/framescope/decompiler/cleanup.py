@@ -64,8 +64,27 @@ def strip_return_none(body: List[ast.stmt]) -> List[ast.stmt]:
     return body
 
 
+def declarations(code: CodeType, body: List[ast.stmt]) -> List[ast.stmt]:
+    """``global``/``nonlocal`` statements the stores and deletes of ``code`` need."""
+    import dis
+
+    explicit_globals, assigned_free = [], []
+    for ins in dis.get_instructions(code):
+        if ins.opname in ("STORE_GLOBAL", "DELETE_GLOBAL") and ins.argval not in explicit_globals:
+            explicit_globals.append(ins.argval)
+        if ins.opname in ("STORE_DEREF", "DELETE_DEREF") and ins.argval in code.co_freevars \
+                and ins.argval not in assigned_free:
+            assigned_free.append(ins.argval)
+    out: List[ast.stmt] = []
+    if explicit_globals:
+        out.append(ast.Global(names=explicit_globals))
+    if assigned_free:
+        out.append(ast.Nonlocal(names=assigned_free))
+    return out
+
+
 def function_body(code: CodeType, body: List[ast.stmt]) -> List[ast.stmt]:
-    body = clean_body(strip_return_none(body))
+    body = declarations(code, body) + clean_body(strip_return_none(body))
     if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_ASYNC_GENERATOR) and not contains_yield(body):
         # A generator whose yields were all unreachable: keep it a generator.
         body.append(ast.If(test=ast.Constant(value=False), body=[ast.Expr(value=ast.Yield(value=None))],

@@ -64,6 +64,11 @@ class Cond:
 def negate(node: ast.expr) -> ast.expr:
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
         return node.operand
+    if getattr(node, "_framescope_none_test", False):
+        test = ast.IsNot() if isinstance(node.ops[0], ast.Is) else ast.Is()
+        flipped = ast.Compare(left=node.left, ops=[test], comparators=node.comparators)
+        flipped._framescope_none_test = True
+        return flipped
     return ast.UnaryOp(op=ast.Not(), operand=node)
 
 
@@ -86,10 +91,10 @@ def simple_condition(st: "Structurer", block: Block, state: State) -> Cond:
     raw = state.pop()
     value = sim.expr(raw)
     copied = bool(state.stack) and state.stack[-1] is raw
-    if op == "POP_JUMP_IF_NONE":
-        value = ast.Compare(left=value, ops=[ast.Is()], comparators=[ast.Constant(value=None)])
-    elif op == "POP_JUMP_IF_NOT_NONE":
-        value = ast.Compare(left=value, ops=[ast.IsNot()], comparators=[ast.Constant(value=None)])
+    if op in ("POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE"):
+        test = ast.Is() if op == "POP_JUMP_IF_NONE" else ast.IsNot()
+        value = ast.Compare(left=value, ops=[test], comparators=[ast.Constant(value=None)])
+        value._framescope_none_test = True  # its negation is the opposite test, not ``not``
     jump_state = State(state.stack)
     fall_state = State(state.stack)
     if copied:

@@ -133,11 +133,14 @@ def split_loop_tails(cfg: CFG) -> bool:
         if exit.last.op not in TERMINAL:
             continue
         for block in list(cfg.blocks):
-            if block is exit or block.instrs[0].op != "POP_TOP" or block.last.op not in TERMINAL:
+            if block is exit or block.last.op not in TERMINAL:
                 continue
-            tail = block.instrs[1:]
-            if len(exit.instrs) > len(tail) and same_run(exit.instrs[len(exit.instrs) - len(tail):], tail):
-                cfg.split(exit, len(exit.instrs) - len(tail))
-                changed = True
-                break
+            for index, ins in enumerate(block.instrs[:-1]):
+                if ins.op != "POP_TOP":
+                    continue
+                tail = block.instrs[index + 1:]
+                n = len(exit.instrs)
+                if n > len(tail) and same_run(exit.instrs[n - len(tail):], tail):
+                    cfg.split(exit, n - len(tail))
+                    return True
     return changed

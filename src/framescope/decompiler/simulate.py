@@ -193,10 +193,13 @@ class Simulator:
 
     def op_POP_TOP(self, ins: Instr, state: State) -> None:
         value = state.pop()
-        if isinstance(value, (v.Marker,)) and not isinstance(value, (v.Chain, v.Function)):
+        if isinstance(value, (v.Marker,)) and not isinstance(value, (v.Chain, v.Function, v.Module)):
             return
         if isinstance(value, v.Chain):
             self.finish_chain(state, value)
+            return
+        if isinstance(value, v.Module):
+            self.finish_import(state, value)
             return
         if getattr(value, "_framescope_copied", False):
             return
@@ -216,6 +219,8 @@ class Simulator:
         if isinstance(value, v.ImportedName):
             asname = target.id if isinstance(target, ast.Name) else None
             value.module.names.append((value.name, asname))
+            if state.stack and state.stack[-1] is value.module and value.module.fromlist is None:
+                pass
             return
         if isinstance(value, v.Module):
             self.store_import(state, value, target)
@@ -425,8 +430,7 @@ class Simulator:
         state.push(ast.List(elts=[self.expr(x) for x in state.popn(ins.arg)], ctx=ast.Load()))
 
     def op_BUILD_SET(self, ins: Instr, state: State) -> None:
-        items = [self.expr(x) for x in state.popn(ins.arg)]
-        state.push(ast.Set(elts=items) if items else ast.Call(func=name("set"), args=[], keywords=[]))
+        state.push(ast.Set(elts=[self.expr(x) for x in state.popn(ins.arg)]))
 
     def op_BUILD_MAP(self, ins: Instr, state: State) -> None:
         items = [self.expr(x) for x in state.popn(2 * ins.arg)]
@@ -754,6 +758,8 @@ class Simulator:
 
     def op_IMPORT_FROM(self, ins: Instr, state: State) -> None:
         module = state.stack[-1]
+        if isinstance(module, v.ImportedName):  # ``import a.b.c as d`` goes down one level per name
+            module = module.module
         if not isinstance(module, v.Module):
             raise DecompilationError("IMPORT_FROM without a module")
         state.push(v.ImportedName(module, ins.arg))
@@ -762,6 +768,17 @@ class Simulator:
         module = state.pop()
         self.emit(state, ast.ImportFrom(module=module.name or None, names=[ast.alias(name="*", asname=None)],
                                         level=module.level))
+
+    def finish_import(self, state: State, module: v.Module) -> None:
+        """The module is popped: emit the from-import (or dotted import-as) it served."""
+        if module.fromlist is None:  # ``import a.b.c as d``: attributes taken one by one
+            if not module.names:
+                raise DecompilationError("import without a target")
+            alias = ast.alias(name=module.name, asname=module.names[-1][1])
+            self.emit(state, ast.Import(names=[alias]))
+            return
+        names = [ast.alias(name=n, asname=None if a == n else a) for n, a in module.names]
+        self.emit(state, ast.ImportFrom(module=module.name or None, names=names, level=module.level))
 
     def store_import(self, state: State, module: v.Module, target: ast.expr) -> None:
         if not isinstance(target, ast.Name):

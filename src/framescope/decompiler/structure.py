@@ -24,7 +24,7 @@ from framescope.decompiler.conditions import Cond, boolop, collect_condition, ne
 from framescope.decompiler.cleanup import build as build_comprehension
 from framescope.decompiler.cleanup import collect as collect_generators
 from framescope.decompiler.handlers import IMPLICIT, TRY, WITH, HandlerMap
-from framescope.decompiler.instructions import JUMPS, Handler
+from framescope.decompiler.instructions import JUMPS, Handler, Instr
 from framescope.decompiler.opcodes import handler_entry_values
 from framescope.decompiler.simulate import CompAppend, ExceptEnd, Simulator, State
 from framescope.errors import DecompilationError
@@ -63,6 +63,8 @@ class Structurer:
         self.hmap = HandlerMap(cfg)
         #: Blocks to be entered part-way: block → index of the first instruction to run.
         self.resume: Dict[Block, int] = {}
+        #: For the try statements whose clauses are being built: where their body goes on.
+        self.after_try: List[Optional[Block]] = []
         self.steps = 0
         self.ipdom = postdominators(cfg)
         self.back_edges: Dict[Block, List[Block]] = {}
@@ -120,13 +122,16 @@ class Structurer:
             i = first or self.resume.pop(block, 0)
             first = 0
             while i < len(instrs) - 1:
+                if instrs[i].op == "POP_TOP" and self.is_break_copy(block, i, state):
+                    state.stmts.append(ast.Break())
+                    return None
                 self.sim.step(instrs[i], state)
                 i += 1
                 if state.ended and state.tail is None:
                     i = self.name_cleanup(instrs, i, state)
-                    if i < len(instrs) - 1:
-                        # The clause is over but the block goes on: the code after the try
-                        # statement, copied into the clause by the compiler.
+                    if i < len(instrs) - 1 and self.repeats_after(instrs[i:]):
+                        # The clause is over but the block goes on with a copy of the code
+                        # after the try statement.
                         state.tail = (block, i)
                         return None
             last = block.last
@@ -146,6 +151,29 @@ class Structurer:
                 if block is None:
                     return None
         return block
+
+    def repeats_after(self, instrs: List[Instr]) -> bool:
+        """Whether ``instrs`` repeat the code after the try statement whose clause is being built."""
+        if not self.after_try or self.after_try[-1] is None:
+            return False
+        block, seen = self.after_try[-1], 0
+        while block is not None and seen < 50:
+            n = len(block.instrs)
+            if n >= len(instrs) and same_run(block.instrs[n - len(instrs):], instrs):
+                return True
+            block = block.fall if block.fall is not None else block.jump
+            seen += 1
+        return False
+
+    def is_break_copy(self, block: Block, i: int, state: State) -> bool:
+        """Whether popping the loop's iterator here is a ``break`` whose jump was replaced by a copy."""
+        if not self.loops or not state.stack:
+            return False
+        loop = self.loops[-1]
+        if not isinstance(state.stack[-1], v.Iterator) or loop.exit is None or block.succs():
+            return False
+        target = copied_tail(block.instrs[i + 1:], loop.exit)
+        return target is not None and (target is loop.brk or target is loop.exit)
 
     def name_cleanup(self, instrs, i: int, state: State) -> int:
         """Run ``name = None; del name`` after ``POP_EXCEPT``, if present; return the next index."""
@@ -199,6 +227,17 @@ class Structurer:
         test = cond.expr
         body, orelse = true_state.stmts, false_state.stmts
         ended = true_state.ended or false_state.ended
+        state.tail = state.tail or true_state.tail or false_state.tail
+        if true_end is None and false_end is None and body and orelse:
+            # Both arms leave: the one laid out first is the ``if`` body, the other follows it.
+            first_is_true = cond.true_block is not None and (
+                cond.false_block is None or cond.true_block.index < cond.false_block.index)
+            if not first_is_true:
+                test, body, orelse = negate(test), orelse, body
+            if ends_control(body):
+                state.stmts.append(ast.If(test=test, body=body, orelse=[]))
+                state.stmts.extend(orelse)
+                return None
         if true_end is None and false_end is not None:
             state.stmts.append(ast.If(test=test, body=body or [ast.Pass()], orelse=[]))
             state.stmts.extend(orelse)
@@ -300,7 +339,11 @@ class Structurer:
             first = 1
         if self.is_finally(hblock, first, entry):
             return self.finally_stmt(body_state, body_end, hblock, first, entry, handler, state)
-        handlers, ends, states = self.except_clauses(hblock, first, entry)
+        self.after_try.append(follow_jumps(body_end))
+        try:
+            handlers, ends, states = self.except_clauses(hblock, first, entry)
+        finally:
+            self.after_try.pop()
         reached = [e for e in ends if e is not None]
         after = reached[0] if reached else None
         if any(not self.same_place(e, after) for e in reached):
@@ -502,13 +545,28 @@ class Structurer:
         counts: Dict[Block, int] = {}
         via: Dict[Block, Set[Block]] = {}
         for block in body:
+            target = trampoline_target(block)
+            if target is not None and target not in body and block.instrs[0].op == "POP_TOP":
+                if target is not exit:
+                    counts[target] = counts.get(target, 0) + 1
+                via.setdefault(target, set()).add(block)
+                continue
+            if is_for and exit is not None and not block.succs():
+                index = break_copy(block, exit)
+                if index is not None:  # ``break`` followed by a copy of the code after the loop
+                    tail = copied_tail(block.instrs[index + 1:], exit)
+                    if tail is not exit:
+                        counts[tail] = counts.get(tail, 0) + 1
+                    if index == 0:
+                        via.setdefault(tail, set()).add(block)
+                    continue
             for succ in block.succs():
                 if succ in body or succ is exit:
                     continue
                 target = trampoline_target(succ)
                 if target is None and is_for and succ.instrs[0].op == "POP_TOP" and exit is not None:
                     # ``break`` whose jump to the code after the loop was replaced by a copy of it.
-                    target = copied_tail(succ, exit) or exit
+                    target = copied_tail(succ.instrs[1:], exit) or exit
                     if target is not exit:
                         counts[target] = counts.get(target, 0) + 1
                     via.setdefault(target, set()).add(succ)
@@ -527,6 +585,28 @@ class Structurer:
         brk = max(counts, key=lambda b: (counts[b], -b.index))
         return brk, via.get(brk, set())
 
+    def extend_body(self, header: Block, body: Set[Block], exit: Optional[Block]) -> Set[Block]:
+        """The loop's blocks: its natural loop plus the arms inside it that leave it some other way.
+
+        An ``if`` arm that ends with ``return`` (or with ``break`` and a copy of the code after
+        the loop) never gets back to the header; it still belongs to the loop if the header
+        dominates it and it cannot be reached from the loop's exit.
+        """
+        if exit is None:
+            return body
+        after: Set[Block] = set()
+        work = [exit]
+        while work:
+            block = work.pop()
+            if block in after or block is header:
+                continue
+            after.add(block)
+            work.extend(block.succs())
+            if block.catch is not None:
+                work.append(block.catch)
+        dom = self.cfg.dom
+        return body | {b for b in self.cfg.blocks if b not in after and header in dom.get(b, ())}
+
     def for_loop(self, header: Block, body: Set[Block], state: State) -> Optional[Block]:
         iterator = state.stack[-1] if state.stack else None
         if isinstance(iterator, ast.Name) and iterator.id == ".0":  # a comprehension's argument
@@ -534,6 +614,7 @@ class Structurer:
         if not isinstance(iterator, v.Iterator):
             raise self.error("for loop over a non-iterator", header)
         exit = header.jump
+        body = self.extend_body(header, body, exit)
         brk, break_blocks = self.exits(body, exit, is_for=True)
         item = v.LoopItem()
         body_state = State(state.stack + [item])
@@ -607,6 +688,7 @@ class Structurer:
             state.stmts.append(node)
             return brk
         exit = cond.false_block
+        body = self.extend_body(header, body, exit)
         brk, break_blocks = self.exits(body, exit)
         loop = Loop(header, body, exit, brk, break_blocks)
         body_state = cond.true_state
@@ -660,9 +742,16 @@ def has_append(stmts: List[ast.stmt]) -> bool:
     return False
 
 
-def copied_tail(block: Block, exit: Block) -> Optional[Block]:
-    """The block after ``exit`` whose code ``block`` repeats after popping the iterator."""
-    tail = block.instrs[1:]
+def break_copy(block: Block, exit: Block) -> Optional[int]:
+    """Index of the ``POP_TOP`` after which ``block`` repeats the code after its loop, if any."""
+    for index, ins in enumerate(block.instrs[:-1]):
+        if ins.op == "POP_TOP" and copied_tail(block.instrs[index + 1:], exit) is not None:
+            return index
+    return None
+
+
+def copied_tail(tail: List[Instr], exit: Block) -> Optional[Block]:
+    """The block from ``exit`` on whose code is ``tail`` (a copy made after popping the iterator)."""
     seen = 0
     current: Optional[Block] = exit
     while current is not None and seen < 50:
@@ -683,7 +772,7 @@ def trampoline_target(block: Block) -> Optional[Block]:
 class Region:
     """A protected region: the blocks an exception in which reaches ``handler``."""
 
-    def __init__(self, handler: Handler, hmap: HandlerMap, depth: int) -> None:
+    def __init__(self, handler: Handler, hmap: HandlerMap, depth: int) -> None:  # noqa: D107
         self.handler = handler
         self.hmap = hmap
         #: Stack depth on normal exit; more values on the way out mean a return in progress.
@@ -691,6 +780,18 @@ class Region:
 
     def contains(self, block: Block) -> bool:
         return self.hmap.covers(block, self.handler)
+
+
+def ends_control(body: List[ast.stmt]) -> bool:
+    """Whether a statement list always leaves (its last statement returns, raises, breaks...)."""
+    if not body:
+        return False
+    last = body[-1]
+    if isinstance(last, (ast.Return, ast.Raise, ast.Break, ast.Continue)):
+        return True
+    if isinstance(last, ast.If):
+        return ends_control(last.body) and ends_control(last.orelse)
+    return False
 
 
 def follow_jumps(block: Optional[Block]) -> Optional[Block]:
@@ -702,10 +803,14 @@ def follow_jumps(block: Optional[Block]) -> Optional[Block]:
 
 
 def strip_name_cleanup(body: List[ast.stmt], name: Optional[str]) -> List[ast.stmt]:
-    """Drop the ``POP_EXCEPT`` marker and the ``name = None; del name`` that follows it."""
+    """Drop the ``POP_EXCEPT`` markers and the ``name = None; del name`` after each, at any depth."""
     out: List[ast.stmt] = []
     skip = 0
     for stmt in body:
+        if isinstance(stmt, (ast.If, ast.For, ast.While, ast.With)):
+            stmt.body = strip_name_cleanup(stmt.body, name) or [ast.Pass()]
+            if getattr(stmt, "orelse", None):
+                stmt.orelse = strip_name_cleanup(stmt.orelse, name)
         if isinstance(stmt, ExceptEnd):
             skip = 2 if name else 0
             continue

@@ -1,0 +1,82 @@
+"""Construct-by-construct programs for the decompiler's round-trip tests.
+
+Each case is a module source defining ``f``, and argument tuples to call it with
+(written as expressions, evaluated in the module's namespace).
+The round trip decompiles ``f``, requires bytecode equivalent to the original (the
+decompiler checks it itself), then runs the decompiled function on the same
+arguments and requires the same result or the same exception type.
+"""
+import sys
+from typing import Dict, List, NamedTuple, Tuple
+
+PY = sys.version_info[:2]
+
+
+class Case(NamedTuple):
+    name: str
+    source: str
+    #: Argument tuples for ``f``, as expressions evaluated in the case's own namespace.
+    calls: List[str] = ["()"]
+    #: Oldest Python version whose syntax the case needs.
+    since: Tuple[int, int] = (3, 8)
+
+
+CASES: List[Case] = [
+    Case("arithmetic", "def f(a, b):\n    return (a + b) * (a - b) / 2 ** -b // 3 % 7 @ 1 if 0 else -a ** 2 + ~b",
+         ['(3, 2)', '(5, 1)']),
+    Case("names_and_calls", "def f(a, *args, k=1, **kw):\n    x = g(a, *args, k=k, **kw)\n    return x, len(args)\n"
+         "def g(*a, **k):\n    return a, sorted(k)", ['(1, 2, 3)', '(4,)']),
+    Case("attributes_subscripts", "def f(a):\n    a[0] = a[1]\n    del a[2]\n    a[1:] = a[:1]\n    return a[::2], a[-1]",
+         ['([1, 2, 3, 4],)']),
+    Case("augmented", "def f(a, d):\n    a += 1\n    d['k'] += a\n    d['o'].x -= 2\n    return a, d['k'], d['o'].x\n"
+         "class O:\n    x = 5", ["(1, {'k': 2, 'o': O()})"]),
+    Case("unpacking", "def f(t):\n    a, (b, *c), d = t\n    x = y = a\n    return a, b, c, d, x, y", ['((1, (2, 3, 4), 5),)']),
+    Case("literals", "def f(a):\n    return [a, *a], {a[0]: 1, **{'z': 2}}, {*a}, (a, *a), b'x', 1j, 1e400, ...",
+         ['((1, 2),)']),
+    Case("if_elif_else", "def f(a):\n    if a > 2:\n        r = 'big'\n    elif a > 1:\n        r = 'mid'\n    else:\n"
+         "        r = 'small'\n    return r", ['(3,)', '(2,)', '(0,)']),
+    Case("and_or_not", "def f(a, b, c):\n    if a and (b or not c):\n        return 1\n    return 2", ['(1, 0, 0)', '(0, 1, 1)', '(1, 0, 1)']),
+    Case("boolean_values", "def f(a, b, c):\n    x = a or b and c\n    y = not a\n    return x, y, a and b", ['(0, 1, 2)', '(3, 0, 0)']),
+    Case("conditional_expression", "def f(a):\n    return 'y' if a else 'n'", ['(1,)', '(0,)']),
+    Case("chained_comparison", "def f(a, b, c):\n    if a < b <= c:\n        return a == b != c\n    return a < b < c < 9",
+         ['(1, 2, 3)', '(3, 2, 1)']),
+    Case("for_else_break_continue", "def f(xs):\n    t = 0\n    for x in xs:\n        if x < 0:\n            continue\n"
+         "        if x > 9:\n            break\n        t += x\n    else:\n        t = -t\n    return t", ['([1, -2, 3],)', '([1, 20, 3],)']),
+    Case("while_else", "def f(n):\n    while n > 0:\n        n -= 3\n        if n == 4:\n            break\n    else:\n        n = 100\n"
+         "    return n", ['(10,)', '(7,)']),
+    Case("while_true", "def f(n):\n    while True:\n        n += 1\n        if n % 5 == 0:\n            return n", ['(1,)']),
+    Case("nested_loops", "def f(m):\n    out = []\n    for row in m:\n        for x in row:\n            if x:\n                out.append(x)\n"
+         "    return out", ['([[1, 0], [2]],)']),
+    Case("try_except", "def f(a):\n    try:\n        x = 1 / a\n    except ZeroDivisionError as e:\n        x = str(e)\n"
+         "    except (TypeError, ValueError):\n        x = 'type'\n    else:\n        x = x + 1\n    return x",
+         ['(1,)', '(0,)', "('s',)"]),
+    Case("try_finally", "def f(a, log):\n    try:\n        x = 10 // a\n    finally:\n        log.append(1)\n    return x, log",
+         ['(2, [])', '(0, [])']),
+    Case("bare_except_reraise", "def f(a):\n    try:\n        return 1 // a\n    except:\n        if a is None:\n            raise\n"
+         "        return -1", ['(1,)', '(0,)', '(None,)']),
+    Case("raise_from", "def f(a):\n    if a:\n        raise ValueError(a) from None\n    raise KeyError", ['(1,)', '(0,)']),
+    Case("with", "def f(cm):\n    with cm as x, cm:\n        y = x\n    return y\n"
+         "import contextlib\n@contextlib.contextmanager\ndef cm():\n    yield 5", ["(cm(),)"]),
+    Case("assert", "def f(a):\n    assert a, 'msg'\n    assert a > 0\n    return a", ['(1,)', '(0,)', '(-1,)']),
+    Case("comprehensions", "def f(xs):\n    return [x * 2 for x in xs if x], {x for x in xs}, {x: 1 for x in xs}, list(x for x in xs)",
+         ['([0, 1, 2],)']),
+    Case("nested_comprehension", "def f(m):\n    return [y for row in m for y in row if y > 1]", ['([[1, 2], [3]],)']),
+    Case("lambda_closure", "def f(a):\n    g = lambda x, y=2: x + y + a\n    def h():\n        return a\n    return g(1), h()",
+         ['(3,)']),
+    Case("nonlocal_global", "G = 1\ndef f(a):\n    global G\n    G = a\n    def inc():\n        nonlocal a\n        a += 1\n"
+         "    inc()\n    return a, G", ['(5,)']),
+    Case("imports", "def f():\n    import os.path\n    import json as j\n    from collections import OrderedDict as OD, deque\n"
+         "    return os.path.sep, j.dumps(1), OD, deque", ['()']),
+    Case("fstrings", "def f(a, w):\n    return f'{a!r:>{w}} {a:x} {{}} {a!s}'", ['(255, 6)']),
+    Case("generator", "def f(n):\n    def g():\n        for i in range(n):\n            yield i\n        yield from range(2)\n"
+         "    return list(g())", ['(3,)']),
+    Case("class_in_function", "def f(a):\n    class C(list):\n        'doc'\n        k = a\n        def m(self):\n"
+         "            return super().__len__() + self.k\n    return C([1]).m()", ['(2,)']),
+    Case("decorators", "def f(a):\n    @staticmethod\n    @dec\n    def g():\n        return a\n    return g()\n"
+         "def dec(fn):\n    return fn", ['(1,)']),
+    Case("walrus", "def f(xs):\n    if (n := len(xs)) > 2:\n        return n\n    return -n", ['([1, 2, 3],)', '([],)'], since=(3, 8)),
+    Case("del_and_slices", "def f(a):\n    b = a[1:-1:2]\n    del a[0], a[-1]\n    return b, a", ['([1, 2, 3, 4, 5],)']),
+    Case("docstring", "def f(a):\n    'The docstring.'\n    return a", ['(1,)']),
+    Case("star_args_call", "def f(a, b):\n    return g(*a, *b, x=1, **{'y': 2})\ndef g(*a, **k):\n    return a, k", ['((1,), [2])']),
+    Case("keyword_only", "def f(a, /, b, *, c, d=4):\n    return a, b, c, d", ['(1, 2)']),
+]
