@@ -56,7 +56,6 @@ SAME_AS = {
 #: Operations with no effect on what the source says.
 DROPPED = frozenset({
     "CACHE", "EXTENDED_ARG", "NOP", "RESUME", "TO_BOOL", "NOT_TAKEN", "PRECALL", "KW_NAMES",
-    "SETUP_ANNOTATIONS_NOP",
 })
 
 #: Loads whose argument names the constant/local directly through ``argval``.
@@ -97,7 +96,7 @@ class Translator:
                 self.emit(ins, SAME_AS[ins.opname], ins.argval)
             else:
                 self.emit(ins, ins.opname, ins.argval if ins.opname in SIMPLE_ARG else ins.arg)
-        return retarget(drop_block_setup(drop_loop_cleanup(self.out)))
+        return retarget(fold_send_loops(drop_block_setup(drop_loop_cleanup(self.out))))
 
     def emit(self, ins, op: str, arg=None, target: Optional[int] = None) -> Instr:
         if target is None and op in ("JUMP", "POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE",
@@ -150,6 +149,8 @@ class Translator:
             self.emit(ins, "LIST_TO_TUPLE")
         elif name == "INTRINSIC_PRINT":
             self.emit(ins, "PRINT_EXPR")
+        elif name == "INTRINSIC_ASYNC_GEN_WRAP":
+            pass  # 3.12+: wraps what an async generator yields; the source does not say it
         else:
             self.emit(ins, "CALL_INTRINSIC_1", name)
 
@@ -375,6 +376,33 @@ def handler_entry_values(lasti: bool) -> list:
         return ([Exc("lasti")] if lasti else []) + [Exc("exc")]
     # The saved exception state, then the new exception, each as traceback, value, type.
     return [Exc("prev_tb"), Exc("prev_value"), Exc("prev_type"), Exc("tb"), Exc("value"), Exc("exc")]
+
+
+def fold_send_loops(instrs: List[Instr]) -> List[Instr]:
+    """Fold 3.11+'s ``SEND``/``YIELD_VALUE``/``JUMP`` loop (and 3.12+'s ``END_SEND``) into ``YIELD_FROM``.
+
+    ``yield from x`` and ``await x`` compile to that loop from 3.11; up to 3.10 it is
+    one ``YIELD_FROM`` instruction, the canonical spelling.
+    """
+    if PY < (3, 11):
+        return instrs
+    out: List[Instr] = []
+    end_sends = set()
+    i = 0
+    while i < len(instrs):
+        ins = instrs[i]
+        if (ins.op == "SEND" and i + 2 < len(instrs) and instrs[i + 1].op == "YIELD_VALUE"
+                and instrs[i + 2].op == "JUMP" and instrs[i + 2].target == ins.offset):
+            handler = out[-1].handler if out else None
+            out.append(Instr("YIELD_FROM", None, ins.offset, None, ins.line, handler, "SEND"))
+            end_sends.add(ins.target)
+            i += 3
+            continue
+        out.append(ins)
+        i += 1
+    if PY >= (3, 12):
+        out = [ins for ins in out if not (ins.op == "END_SEND" and ins.offset in end_sends)]
+    return out
 
 
 def drop_block_setup(instrs: List[Instr]) -> List[Instr]:

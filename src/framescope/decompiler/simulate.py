@@ -129,7 +129,7 @@ class Simulator:
 
     def expr(self, value: Any) -> ast.expr:
         """The expression a stack value stands for."""
-        if isinstance(value, ast.expr):
+        if isinstance(value, (ast.expr, ast.slice)):  # 3.8: slices are not expressions
             return value
         if isinstance(value, v.Chain):
             if len(value.targets) == 1 and isinstance(value.targets[0], ast.Name):
@@ -693,6 +693,19 @@ class Simulator:
     def op_YIELD_VALUE(self, ins: Instr, state: State) -> None:
         value = self.pop_expr(state)
         state.push(ast.Yield(value=None if is_none(value) else value))
+
+    def op_YIELD_FROM(self, ins: Instr, state: State) -> None:
+        state.pop()  # the value sent first (None)
+        source = state.pop()
+        if isinstance(source, ast.Await):
+            state.push(source)
+        elif isinstance(source, v.Iterator):
+            state.push(ast.YieldFrom(value=source.source))
+        else:
+            raise DecompilationError("yield from without an iterator")
+
+    def op_ASYNC_GEN_WRAP(self, ins: Instr, state: State) -> None:
+        pass
 
     def op_GET_ITER(self, ins: Instr, state: State) -> None:
         state.push(v.Iterator(self.pop_expr(state)))

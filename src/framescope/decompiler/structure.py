@@ -228,6 +228,10 @@ class Structurer:
         body, orelse = true_state.stmts, false_state.stmts
         ended = true_state.ended or false_state.ended
         state.tail = state.tail or true_state.tail or false_state.tail
+        returned = self.returned_value(cond, body, orelse)
+        if returned is not None:
+            state.stmts.append(ast.Return(value=returned))
+            return None
         if true_end is None and false_end is None and body and orelse:
             # Both arms leave: the one laid out first is the ``if`` body, the other follows it.
             first_is_true = cond.true_block is not None and (
@@ -260,6 +264,16 @@ class Structurer:
         state.stack[:] = true_state.stack
         state.ended = state.ended or ended
         return true_end
+
+    def returned_value(self, cond: Cond, body: List[ast.stmt], orelse: List[ast.stmt]) -> Optional[ast.expr]:
+        """``return a or b`` (or ``return a < b < c``) whose ``return`` the compiler copied into each arm."""
+        if not (len(body) == 1 and len(orelse) == 1 and isinstance(body[0], ast.Return)
+                and isinstance(orelse[0], ast.Return)):
+            return None
+        true_value, false_value = body[0].value, orelse[0].value
+        if (cond.true_kept and true_value is cond.expr) or (cond.false_kept and false_value is cond.expr):
+            return self.value_join(cond, true_value, false_value)
+        return None
 
     def value_join(self, cond: Cond, true_value, false_value) -> ast.expr:
         """The single value two arms push: ``a or b``, ``a and b`` or ``x if c else y``."""
@@ -726,6 +740,8 @@ def comprehension_kind(value) -> Optional[str]:
     """Which comprehension fills ``value``, if it is the empty collection one starts from."""
     if isinstance(value, ast.List) and not value.elts:
         return "<listcomp>"
+    if isinstance(value, ast.Set) and not value.elts:
+        return "<setcomp>"
     if isinstance(value, ast.Dict) and not value.keys:
         return "<dictcomp>"
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "set" and not value.args:
