@@ -189,7 +189,7 @@ class Simulator:
         state.push(v.NULL)
 
     def op_GEN_START(self, ins: Instr, state: State) -> None:
-        state.pop()
+        pass  # 3.10: discards the first value sent in, which the symbolic stack never held
 
     def op_POP_TOP(self, ins: Instr, state: State) -> None:
         value = state.pop()
@@ -495,13 +495,22 @@ class Simulator:
         state.push(ast.Tuple(elts=items.elts, ctx=ast.Load()))
 
     def op_BUILD_UNPACK(self, ins: Instr, state: State) -> None:
+        """3.8's ``BUILD_*_UNPACK``: runs of plain items alternate with ``*x``/``**x`` parts.
+
+        The compiler starts a new literal for each run of plain items, so a literal
+        right after another literal can only be an unpacked one (``**{...}``).
+        """
         kind, count = ins.arg
         parts = [self.expr(x) for x in state.popn(count)]
+        literal = ast.Dict if kind == "dict" else (ast.Set if kind == "set" else (ast.Tuple, ast.List))
+        runs: List[bool] = []  # for each part: is it a run of plain items?
+        for i, part in enumerate(parts):
+            runs.append(isinstance(part, literal) and count > 1 and not (i and runs[i - 1]))
         if kind == "dict":
             keys: List[Optional[ast.expr]] = []
             vals: List[ast.expr] = []
-            for part in parts:
-                if isinstance(part, ast.Dict):
+            for part, run in zip(parts, runs):
+                if run:
                     keys.extend(part.keys)
                     vals.extend(part.values)
                 else:
@@ -510,13 +519,15 @@ class Simulator:
             state.push(ast.Dict(keys=keys, values=vals))
             return
         elts: List[ast.expr] = []
-        for part in parts:
-            if isinstance(part, (ast.Tuple, ast.List, ast.Set)) and not getattr(part, "_framescope_star", False):
+        for part, run in zip(parts, runs):
+            if run:
                 elts.extend(part.elts)
             else:
                 elts.append(ast.Starred(value=part, ctx=ast.Load()))
-        node = {"tuple": ast.Tuple, "list": ast.List, "set": ast.Set}[kind]
-        state.push(node(elts=elts, ctx=ast.Load()) if kind != "set" else ast.Set(elts=elts))
+        if kind == "set":
+            state.push(ast.Set(elts=elts))
+        else:
+            state.push((ast.Tuple if kind == "tuple" else ast.List)(elts=elts, ctx=ast.Load()))
 
     def op_LIST_APPEND(self, ins: Instr, state: State) -> None:
         value = self.pop_expr(state)

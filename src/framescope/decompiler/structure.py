@@ -271,7 +271,9 @@ class Structurer:
                 and isinstance(orelse[0], ast.Return)):
             return None
         true_value, false_value = body[0].value, orelse[0].value
-        if (cond.true_kept and true_value is cond.expr) or (cond.false_kept and false_value is cond.expr):
+        if isinstance(cond.expr, ast.Constant) or (cond.true_kept and true_value is cond.expr) or \
+                (cond.false_kept and false_value is cond.expr):
+            # A constant test survives only in an expression: the compiler drops ``if 0:``.
             return self.value_join(cond, true_value, false_value)
         return None
 
