@@ -96,13 +96,18 @@ class Translator:
                 self.emit(ins, SAME_AS[ins.opname], ins.argval)
             else:
                 self.emit(ins, ins.opname, ins.argval if ins.opname in SIMPLE_ARG else ins.arg)
-        return retarget(fold_send_loops(drop_block_setup(drop_loop_cleanup(self.out))))
+        instrs = drop_loop_cleanup(self.out)
+        if PY < (3, 9):
+            from framescope.decompiler.finally38 import inline_finally
+
+            instrs = inline_finally(instrs, len(self.code.co_code))
+        return retarget(fold_send_loops(drop_block_setup(instrs)))
 
     def emit(self, ins, op: str, arg=None, target: Optional[int] = None) -> Instr:
         if target is None and op in ("JUMP", "POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE",
                                      "POP_JUMP_IF_NOT_NONE", "JUMP_IF_FALSE_OR_POP", "JUMP_IF_TRUE_OR_POP",
                                      "FOR_ITER", "SEND", "SETUP_FINALLY", "SETUP_WITH", "SETUP_ASYNC_WITH",
-                                     "JUMP_IF_NOT_EXC_MATCH", "END_ASYNC_FOR_TARGET"):
+                                     "JUMP_IF_NOT_EXC_MATCH", "CALL_FINALLY"):
             target = ins.argval
             arg = None
         instr = Instr(op, arg, ins.offset, target, self.line, self.handlers.get(ins.offset), ins.opname)

@@ -831,6 +831,9 @@ def strip_name_cleanup(body: List[ast.stmt], name: Optional[str]) -> List[ast.st
                 stmt.orelse = strip_name_cleanup(stmt.orelse, name)
         if isinstance(stmt, ExceptEnd):
             skip = 2 if name else 0
+            if name and len(out) >= 2 and is_name_reset(out[-2], name, 2) and is_name_reset(out[-1], name, 1):
+                del out[-2:]  # 3.8 resets the name before releasing the exception
+                skip = 0
             continue
         if skip and name and is_name_reset(stmt, name, skip):
             skip -= 1

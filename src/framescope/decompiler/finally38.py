@@ -1,0 +1,119 @@
+"""3.8's shared ``finally`` code, rewritten into the copies later versions compile.
+
+In 3.8 a ``finally`` body (and a with statement's exit, and the clean-up of
+``except E as name``) exists once: the normal path enters it with ``BEGIN_FINALLY``
+(or ``CALL_FINALLY`` before a ``return``/``break``) and ``END_FINALLY`` either carries
+on, jumps back or re-raises.  From 3.9 the compiler copies the body onto each
+normal path and ends the exceptional one with ``RERAISE``.  This pass does the same
+to canonical instructions, so the structurer sees one shape:
+
+* ``BEGIN_FINALLY`` → a copy of the ``finally`` body, then a jump past its ``END_FINALLY``;
+  for a with statement, the call of ``__exit__(None, None, None)``;
+* ``CALL_FINALLY`` → a copy of the body, then the next instruction;
+* ``POP_FINALLY`` → nothing (the copied body left nothing to pop);
+* ``END_FINALLY`` → ``RERAISE`` (only the exceptional path reaches it after this pass).
+
+Copies get offsets past the end of the code, unique per copy.
+"""
+from typing import List, Optional
+
+from framescope.decompiler.instructions import Handler, Instr
+
+SETUPS = ("SETUP_FINALLY", "SETUP_WITH", "SETUP_ASYNC_WITH")
+
+
+def inline_finally(instrs: List[Instr], code_size: int) -> List[Instr]:
+    index = {ins.offset: i for i, ins in reversed(list(enumerate(instrs)))}
+    handler_targets = {ins.handler.target for ins in instrs if ins.handler is not None}
+    out: List[Instr] = []
+    copies = 0
+    i = 0
+    while i < len(instrs):
+        ins = instrs[i]
+        i += 1
+        if ins.op == "BEGIN_FINALLY" and i < len(instrs) and instrs[i].raw == "WITH_CLEANUP_START":
+            out.extend(exit_call(ins))
+            after = skip_with_cleanup(instrs, i)
+            if instrs[i].offset in handler_targets:  # the with's shared exit code follows: jump past it
+                if after is not None:
+                    out.append(Instr("JUMP", None, ins.offset, instrs[after].offset, ins.line, ins.handler,
+                                     "BEGIN_FINALLY"))
+            elif after is not None:  # its own copy (before a return): consumed here
+                i = after
+            continue
+        if ins.op in ("BEGIN_FINALLY", "CALL_FINALLY"):
+            start = i if ins.op == "BEGIN_FINALLY" else index.get(ins.target)
+            end = matching_end(instrs, start) if start is not None else None
+            if end is None:
+                out.append(ins)
+                continue
+            copies += 1
+            out.extend(copy(instrs[start:end], copies * (code_size + 2), ins.handler))
+            if ins.op == "BEGIN_FINALLY" and end + 1 < len(instrs):
+                out.append(Instr("JUMP", None, ins.offset, instrs[end + 1].offset, ins.line, ins.handler,
+                                 "BEGIN_FINALLY"))
+            continue
+        if ins.op == "POP_FINALLY":
+            continue
+        if ins.raw == "WITH_CLEANUP_START":
+            # The handler of a with statement: make it look like 3.9's.
+            out.append(Instr("WITH_EXCEPT_START", None, ins.offset, None, ins.line, ins.handler, ins.raw))
+            continue
+        if ins.op == "END_FINALLY":
+            out.append(Instr("RERAISE", 0, ins.offset, None, ins.line, ins.handler, ins.raw))
+            continue
+        out.append(ins)
+    return out
+
+
+def exit_call(at: Instr) -> List[Instr]:
+    """``__exit__(None, None, None)``, with ``__exit__`` on top of the stack, its result popped."""
+    def make(op, arg=None):
+        return Instr(op, arg, at.offset, None, at.line, at.handler, "BEGIN_FINALLY")
+
+    return [make("LOAD_CONST", None), make("COPY", 1), make("COPY", 1), make("CALL", (3, None, 1)),
+            make("POP_TOP")]
+
+
+def skip_with_cleanup(instrs: List[Instr], start: int) -> Optional[int]:
+    """Index after ``WITH_CLEANUP_START; WITH_CLEANUP_FINISH; END_FINALLY``/``POP_FINALLY``."""
+    i = start
+    while i < len(instrs) and instrs[i].raw in ("WITH_CLEANUP_START", "WITH_CLEANUP_FINISH"):
+        i += 1
+    if i < len(instrs) and instrs[i].op in ("END_FINALLY", "POP_FINALLY"):
+        i += 1
+    return i if i < len(instrs) else None
+
+
+def matching_end(instrs: List[Instr], start: int) -> Optional[int]:
+    """Index of the ``END_FINALLY`` that ends the ``finally`` body starting at ``start``."""
+    level = 0
+    for i in range(start, len(instrs)):
+        op = instrs[i].op
+        if op in SETUPS or instrs[i].raw in SETUPS:
+            level += 1
+        elif op == "END_FINALLY":
+            if level == 0:
+                return i
+            level -= 1
+    return None
+
+
+def copy(body: List[Instr], shift: int, handler: Optional[Handler]) -> List[Instr]:
+    inside = {ins.offset for ins in body}
+    out = []
+    for ins in body:
+        target = ins.target + shift if ins.target in inside else ins.target
+        own = ins.handler
+        if own is not None and own.target in inside:
+            own = Handler(own.target + shift, own.depth, own.lasti)
+        elif own is None or handler is None or own != handler:
+            own = handler
+        op, arg = ins.op, ins.arg
+        if op == "END_FINALLY":
+            op, arg = "RERAISE", 0
+        out.append(Instr(op, arg, ins.offset + shift, target, ins.line, own, ins.raw))
+    return out
+
+
+__all__: List[str] = ["inline_finally"]
