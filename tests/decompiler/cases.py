@@ -78,5 +78,19 @@ CASES: List[Case] = [
     Case("del_and_slices", "def f(a):\n    b = a[1:-1:2]\n    del a[0], a[-1]\n    return b, a", ['([1, 2, 3, 4, 5],)']),
     Case("docstring", "def f(a):\n    'The docstring.'\n    return a", ['(1,)']),
     Case("star_args_call", "def f(a, b):\n    return g(*a, *b, x=1, **{'y': 2})\ndef g(*a, **k):\n    return a, k", ['((1,), [2])']),
+    Case("async_with_for_await", "def f(a):\n    import asyncio\n    return asyncio.run(g(a))\n"
+         "async def g(a):\n    async with CM() as c:\n        x = await c\n    async for y in AIter(a):\n        x += y\n    return x\n"
+         "class CM:\n    async def __aenter__(self):\n        return aw()\n    async def __aexit__(self, *exc):\n        return None\n"
+         "async def aw():\n    return 1\n"
+         "class AIter:\n    def __init__(self, n):\n        self.n = n\n    def __aiter__(self):\n        return self\n"
+         "    async def __anext__(self):\n        self.n -= 1\n        if self.n < 0:\n            raise StopAsyncIteration\n"
+         "        return self.n", ["(3,)"]),
+    Case("async_comprehension", "def f(n):\n    import asyncio\n    return asyncio.run(g(n))\n"
+         "async def g(n):\n    return [x async for x in agen(n) if x]\n"
+         "async def agen(n):\n    for i in range(n):\n        yield i", ["(4,)"]),
+    Case("match", "def f(p):\n    match p:\n        case 1 | 2:\n            return 'small'\n        case [x, y, *rest]:\n"
+         "            return x\n        case {'k': v, **kw}:\n            return v\n        case str() as s:\n"
+         "            return s\n        case _:\n            return None", ["(1,)", "([5, 6, 7],)", "({'k': 3},)", "('s',)", "(4.5,)"],
+         since=(3, 10)),
     Case("keyword_only", "def f(a, /, b, *, c, d=4):\n    return a, b, c, d", ['(1, 2)']),
 ]

@@ -9,7 +9,9 @@ from tests.decompiler.cases import CASES, Case
 PY = sys.version_info[:2]
 
 #: Cases the decompiler does not handle yet on some versions: name → (versions, reason).
-KNOWN_FAILURES = {}
+KNOWN_FAILURES = {
+    "match": ({(3, 10), (3, 11), (3, 12), (3, 13), (3, 14)}, "match statements are not decompiled yet"),
+}
 
 
 def expected_failure(case: Case):

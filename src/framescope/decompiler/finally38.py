@@ -76,10 +76,11 @@ def exit_call(at: Instr) -> List[Instr]:
 
 
 def skip_with_cleanup(instrs: List[Instr], start: int) -> Optional[int]:
-    """Index after ``WITH_CLEANUP_START; WITH_CLEANUP_FINISH; END_FINALLY``/``POP_FINALLY``."""
+    """Index after ``WITH_CLEANUP_START; [await;] WITH_CLEANUP_FINISH; END_FINALLY``/``POP_FINALLY``."""
     i = start
-    while i < len(instrs) and instrs[i].raw in ("WITH_CLEANUP_START", "WITH_CLEANUP_FINISH"):
+    while i < len(instrs) and instrs[i].raw != "WITH_CLEANUP_FINISH":  # async: the exit is awaited
         i += 1
+    i += 1
     if i < len(instrs) and instrs[i].op in ("END_FINALLY", "POP_FINALLY"):
         i += 1
     return i if i < len(instrs) else None

@@ -74,7 +74,10 @@ def nested(func: v.Function, target: Any = None, iterator: Optional[v.Iterator] 
             node.type_params = []
         return node
     if iterator is not None:
-        return comprehension(code, body_of(code), iterator.source)
+        node = comprehension(code, body_of(code), iterator.source)
+        if code.co_flags & inspect.CO_COROUTINE and code.co_name != "<genexpr>":
+            node._framescope_async = True  # the call's await belongs to the comprehension
+        return node
     if code.co_name == "<lambda>":
         if target is not None:
             return None

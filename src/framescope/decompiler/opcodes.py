@@ -101,12 +101,12 @@ class Translator:
             from framescope.decompiler.finally38 import inline_finally
 
             instrs = inline_finally(instrs, len(self.code.co_code))
-        return retarget(fold_send_loops(drop_block_setup(instrs)))
+        return retarget(fold_async_for(fold_send_loops(drop_block_setup(instrs))))
 
     def emit(self, ins, op: str, arg=None, target: Optional[int] = None) -> Instr:
         if target is None and op in ("JUMP", "POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE",
                                      "POP_JUMP_IF_NOT_NONE", "JUMP_IF_FALSE_OR_POP", "JUMP_IF_TRUE_OR_POP",
-                                     "FOR_ITER", "SEND", "SETUP_FINALLY", "SETUP_WITH", "SETUP_ASYNC_WITH",
+                                     "FOR_ITER", "SEND", "SETUP_FINALLY", "SETUP_WITH",
                                      "JUMP_IF_NOT_EXC_MATCH", "CALL_FINALLY"):
             target = ins.argval
             arg = None
@@ -410,6 +410,34 @@ def fold_send_loops(instrs: List[Instr]) -> List[Instr]:
     return out
 
 
+def fold_async_for(instrs: List[Instr]) -> List[Instr]:
+    """``GET_ANEXT; LOAD_CONST None; YIELD_FROM`` guarded by ``END_ASYNC_FOR`` → ``FOR_ITER "async"``.
+
+    An ``async for`` gets its next item by awaiting ``__anext__`` and leaves the loop
+    when that raises ``StopAsyncIteration``, which ``END_ASYNC_FOR`` catches.
+    """
+    ends = {ins.offset: i for i, ins in enumerate(instrs) if ins.op == "END_ASYNC_FOR"}
+    if not ends:
+        return instrs
+    out: List[Instr] = []
+    used = set()
+    i = 0
+    while i < len(instrs):
+        ins = instrs[i]
+        handler = ins.handler
+        if (ins.op == "GET_ANEXT" and i + 2 < len(instrs) and instrs[i + 1].op == "LOAD_CONST"
+                and instrs[i + 2].op == "YIELD_FROM" and handler is not None and handler.target in ends):
+            end = ends[handler.target]
+            exit = instrs[end + 1].offset if end + 1 < len(instrs) else None
+            out.append(Instr("FOR_ITER", "async", ins.offset, exit, ins.line, instrs[end].handler, ins.raw))
+            used.add(handler.target)
+            i += 3
+            continue
+        out.append(ins)
+        i += 1
+    return [ins for ins in out if not (ins.op == "END_ASYNC_FOR" and ins.offset in used)]
+
+
 def drop_block_setup(instrs: List[Instr]) -> List[Instr]:
     """Remove 3.8-3.10's ``SETUP_FINALLY``/``POP_BLOCK``: their ranges are already in ``handler``."""
     if PY >= (3, 11):
@@ -418,7 +446,7 @@ def drop_block_setup(instrs: List[Instr]) -> List[Instr]:
     removed: Dict[int, Optional[int]] = {}
     pending: List[int] = []
     for ins in instrs:
-        if ins.op in ("SETUP_FINALLY", "POP_BLOCK"):
+        if ins.op in ("SETUP_FINALLY", "POP_BLOCK", "SETUP_ASYNC_WITH"):
             pending.append(ins.offset)
             continue
         for offset in pending:

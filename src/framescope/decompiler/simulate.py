@@ -708,7 +708,7 @@ class Simulator:
     def op_YIELD_FROM(self, ins: Instr, state: State) -> None:
         state.pop()  # the value sent first (None)
         source = state.pop()
-        if isinstance(source, ast.Await):
+        if isinstance(source, (ast.Await, v.Entered, v.ExitResult)) or getattr(source, "_framescope_async", False):
             state.push(source)
         elif isinstance(source, v.Iterator):
             state.push(ast.YieldFrom(value=source.source))
@@ -728,7 +728,11 @@ class Simulator:
         state.push(v.Iterator(self.pop_expr(state)))
 
     def op_GET_AWAITABLE(self, ins: Instr, state: State) -> None:
-        state.push(ast.Await(value=self.pop_expr(state)))
+        value = state.pop()
+        if isinstance(value, (v.Entered, v.ExitResult)) or getattr(value, "_framescope_async", False):
+            state.push(value)  # awaited by ``async with`` / an async comprehension itself
+            return
+        state.push(ast.Await(value=self.expr(value)))
 
     def op_SETUP_ANNOTATIONS(self, ins: Instr, state: State) -> None:
         pass
@@ -760,6 +764,11 @@ class Simulator:
 
     def op_POP_BLOCK(self, ins: Instr, state: State) -> None:
         pass
+
+    def op_BEFORE_ASYNC_WITH(self, ins: Instr, state: State) -> None:
+        manager = self.pop_expr(state)
+        state.push(v.WithExit(manager, True))
+        state.push(v.Entered(manager, True))
 
     def op_BEFORE_WITH(self, ins: Instr, state: State) -> None:
         manager = self.pop_expr(state)

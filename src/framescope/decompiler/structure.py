@@ -646,7 +646,8 @@ class Structurer:
             raise self.error("for loop without a target", header)
         stmts = body_state.stmts
         state.stack.pop()
-        loop_stmt_cls = ast.AsyncFor if iterator.is_async else ast.For
+        is_async = iterator.is_async or header.instrs[0].arg == "async"
+        loop_stmt_cls = ast.AsyncFor if is_async else ast.For
         node = loop_stmt_cls(target=item.target, iter=iterator.source, body=stmts or [ast.Pass()], orelse=[],
                              type_comment=None)
         kind = comprehension_kind(state.stack[-1]) if state.stack else None
