@@ -29,8 +29,6 @@ from framescope.decompiler.opcodes import handler_entry_values
 from framescope.decompiler.simulate import CompAppend, ExceptEnd, Simulator, State
 from framescope.errors import DecompilationError
 
-#: Upper bound on blocks visited per code object: guards against cycles the structurer missed.
-MAX_STEPS = 200000
 
 
 class Loop:
@@ -66,6 +64,8 @@ class Structurer:
         #: For the try statements whose clauses are being built: where their body goes on.
         self.after_try: List[Optional[Block]] = []
         self.steps = 0
+        #: Bound on blocks visited: structuring visits each block a few times at most.
+        self.max_steps = 50 * len(cfg.blocks) + 1000
         self.ipdom = postdominators(cfg)
         self.back_edges: Dict[Block, List[Block]] = {}
         for block in cfg.blocks:
@@ -85,16 +85,18 @@ class Structurer:
         return state.stmts
 
     # -- sequences ---------------------------------------------------------------------------------
-    def walk(self, block: Optional[Block], stop: Optional[Block], state: State, first: int = 0) -> Optional[Block]:
+    def walk(self, block: Optional[Block], stop: Optional[Block], state: State, first: int = 0,
+             entering: bool = False) -> Optional[Block]:
         """Emit from ``block`` until ``stop`` or the end of control; return the block reached.
 
         The block reached is ``stop``, or the first block outside the innermost
         protected region (a try or with body); ``None`` when control ended (return,
-        raise, break, continue).  ``first`` skips instructions of the first block.
+        raise, break, continue).  ``first`` skips instructions of the first block;
+        ``entering`` starts at the header of the loop being built (``stop``).
         """
-        while block is not None and block is not stop:
+        while block is not None and (block is not stop or entering):
             self.steps += 1
-            if self.steps > MAX_STEPS:
+            if self.steps > self.max_steps:
                 raise self.error("control flow too irregular", block)
             if state.ended:  # an except clause ended (POP_EXCEPT): what follows is after the try
                 loop_jump = self.loop_control(block, None)
@@ -102,7 +104,8 @@ class Structurer:
                     state.stmts.append(loop_jump)
                     return None
                 return block
-            loop_jump = self.loop_control(block, stop)
+            loop_jump = None if entering else self.loop_control(block, stop)
+            entering = False
             if loop_jump is not None:
                 state.stmts.append(loop_jump)
                 return None
@@ -112,10 +115,11 @@ class Structurer:
                 return block
             if not first:
                 outer = self.new_handler(block)
-                if outer is not None:
+                is_header = block in self.back_edges and not any(loop.header is block for loop in self.loops)
+                if outer is not None and not (is_header and self.loop_encloses(block, outer)):
                     block = self.protected(block, outer, state)
                     continue
-                if block in self.back_edges and not any(loop.header is block for loop in self.loops):
+                if is_header:
                     block = self.loop(block, state)
                     continue
             instrs = block.instrs
@@ -312,6 +316,11 @@ class Structurer:
         fresh = [h for h in chain if h not in active]
         return fresh[-1] if fresh else None
 
+    def loop_encloses(self, header: Block, handler: Handler) -> bool:
+        """Whether the loop headed by ``header`` contains the handler (then it contains the try)."""
+        hblock = self.hmap.block(handler)
+        return hblock in natural_loop(header, self.back_edges[header]) or header in self.cfg.dom.get(hblock, ())
+
     def protected(self, block: Block, handler: Handler, state: State) -> Optional[Block]:
         kind = self.hmap.kind(handler)
         if kind == WITH:
@@ -323,7 +332,7 @@ class Structurer:
     def region_body(self, block: Block, handler: Handler, state: State, depth: int) -> Optional[Block]:
         self.regions.append(Region(handler, self.hmap, depth))
         try:
-            return self.walk(block, None, state)
+            return self.walk(block, None, state, entering=True)
         finally:
             self.regions.pop()
 
@@ -718,25 +727,8 @@ class Structurer:
         return self.loop_else(node, exit, brk, state)
 
     def walk_body(self, header: Block, state: State) -> None:
-        """Walk a ``while True`` body starting at its header (the header is emitted first)."""
-        for ins in header.instrs[:-1]:
-            self.sim.step(ins, state)
-        last = header.last
-        if last.op == "JUMP":
-            nxt = header.jump
-            if nxt is header:
-                return
-        elif last.op in ("POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE",
-                         "JUMP_IF_FALSE_OR_POP", "JUMP_IF_TRUE_OR_POP"):
-            nxt = self.branch(header, header, state)
-        elif last.op in ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE"):
-            self.sim.step(last, state)
-            return
-        else:
-            self.sim.step(last, state)
-            nxt = header.fall
-        if nxt is not None and nxt is not header:
-            self.walk(nxt, header, state)
+        """Walk a ``while True`` body, which starts at its header."""
+        self.walk(header, header, state, entering=True)
 
 
 def comprehension_kind(value) -> Optional[str]:
