@@ -92,5 +92,11 @@ CASES: List[Case] = [
          "            return x\n        case {'k': v, **kw}:\n            return v\n        case str() as s:\n"
          "            return s\n        case _:\n            return None", ["(1,)", "([5, 6, 7],)", "({'k': 3},)", "('s',)", "(4.5,)"],
          since=(3, 10)),
+    Case("finally_branches_and_return", "def f(a, log):\n    try:\n        if a:\n            return 10 // a\n    finally:\n"
+         "        if log is not None:\n            log.append(a)\n        log = None\n    return log", ["(2, [])", "(0, [])", "(0, None)"]),
+    Case("retry_loop", "def f(n):\n    i = 0\n    while True:\n        try:\n            x = 10 // (n - i)\n        except ZeroDivisionError:\n"
+         "            i += 1\n            if i > 5:\n                raise\n        else:\n            break\n    return x, i", ["(0,)", "(3,)"]),
+    Case("return_in_loop", "def f(xs, k):\n    for x in xs:\n        if x == k and x is not None:\n            return x\n    return -1",
+         ["([1, 2], 2)", "([1], 5)"]),
     Case("keyword_only", "def f(a, /, b, *, c, d=4):\n    return a, b, c, d", ['(1, 2)']),
 ]

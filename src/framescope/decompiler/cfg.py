@@ -57,6 +57,8 @@ class CFG:
         self.dom = dominators(self.entry, self.blocks)
         #: Blocks that repeat a ``finally`` body on a normal exit → that finally's handler block.
         self.finally_copies: Dict[Block, Block] = {}
+        #: The same blocks → where the normal path goes on after the copy.
+        self.finally_after: Dict[Block, Optional[Block]] = {}
 
     def _split(self) -> None:
         starts: Set[int] = {0}

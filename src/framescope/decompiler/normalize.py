@@ -38,25 +38,27 @@ def normalize(cfg: CFG) -> None:
 
 
 def mark_finally_copies(cfg: CFG) -> bool:
-    """Find the copy of each ``finally`` body on the normal exit of its ``try`` (3.9+).
+    """Find the copy of each ``finally`` body on the normal exits of its ``try`` (3.9+).
 
-    The copy is cut into a block of its own and recorded in ``cfg.finally_copies``
-    (copy block → handler block), so the structurer can skip it.
+    The copy is matched instruction by instruction against the handler's body (which
+    ends with ``RERAISE``), following branches in both.  Where the copy ends its block
+    is cut; ``cfg.finally_copies`` maps the copy's first block to the handler block and
+    ``cfg.finally_after`` to the block where the normal path goes on.
     """
-    from framescope.decompiler.handlers import HandlerMap, TRY
+    from framescope.decompiler.handlers import TRY, HandlerMap
 
     hmap = HandlerMap(cfg)
     changed = False
     handlers = {b.handler for b in cfg.blocks if b.handler is not None}
-    for handler in handlers:
+    for handler in sorted(handlers, key=lambda h: h.target):
         hblock = hmap.block(handler)
-        if hmap.kind(handler) != TRY or hblock.last.op != "RERAISE":
+        if hmap.kind(handler) != TRY:
             continue
         first = 1 if hblock.instrs[0].op == "PUSH_EXC_INFO" else 0
-        final = hblock.instrs[first:-1]
-        if final and final[0].op == "POP_TOP":
+        rest = [ins.op for ins in hblock.instrs[first:]]
+        if rest and rest[0] == "POP_TOP":
             continue  # a bare except clause
-        if any(ins.op in ("CHECK_EXC_MATCH", "EXC_MATCH", "POP_EXCEPT") for ins in final):
+        if any(op in ("CHECK_EXC_MATCH", "EXC_MATCH", "POP_EXCEPT") for op in rest):
             continue
         for block in list(cfg.blocks):
             if not hmap.covers(block, handler):
@@ -64,15 +66,72 @@ def mark_finally_copies(cfg: CFG) -> bool:
             for exit in block.succs():
                 if hmap.covers(exit, handler) or exit in cfg.finally_copies:
                     continue
-                if not final:
-                    cfg.finally_copies[exit] = hblock
+                end = match_copy(hblock, first, exit)
+                if end is None:
                     continue
-                if len(exit.instrs) >= len(final) and same_run(exit.instrs[:len(final)], final):
-                    if len(exit.instrs) > len(final):
-                        cfg.split(exit, len(final))
-                        changed = True
-                    cfg.finally_copies[exit] = hblock
+                after_block, index = end
+                if 0 < index < len(after_block.instrs):
+                    after = cfg.split(after_block, index)
+                    changed = True
+                elif index == 0:
+                    after = after_block
+                else:
+                    after = after_block.fall
+                cfg.finally_copies[exit] = hblock
+                cfg.finally_after[exit] = after
     return changed
+
+
+def advance(block: Optional[Block], index: int):
+    """The position after ``block.instrs[index]`` when control falls through."""
+    if block is None:
+        return None, 0
+    if index + 1 < len(block.instrs):
+        return block, index + 1
+    return block.fall, 0
+
+
+def match_copy(hblock: Block, first: int, start: Block):
+    """Where the copy of a finally body that starts at ``start`` ends: (block, index), or None."""
+    todo = [(hblock, first, start, 0)]
+    seen = set()
+    ends = set()
+    steps = 0
+    while todo:
+        hb, hi, nb, ni = todo.pop()
+        while hb is not None and nb is not None:
+            steps += 1
+            key = (id(hb), hi, id(nb), ni)
+            if key in seen or steps > 5000:
+                break
+            seen.add(key)
+            h_ins = hb.instrs[hi]
+            if h_ins.op == "RERAISE" and hi == len(hb.instrs) - 1 and h_ins.arg == 0:
+                ends.add((id(nb), ni))
+                end_pos = (nb, ni)
+                break
+            n_ins = nb.instrs[ni]
+            if not same(h_ins, n_ins):
+                return None
+            if h_ins.op in TERMINAL:
+                break
+            if h_ins.op == "JUMP":
+                if hi != len(hb.instrs) - 1 or ni != len(nb.instrs) - 1:
+                    return None
+                hb, hi, nb, ni = hb.jump, 0, nb.jump, 0
+                continue
+            if hi == len(hb.instrs) - 1 and hb.jump is not None:
+                if ni != len(nb.instrs) - 1 or nb.jump is None:
+                    return None
+                todo.append((hb.jump, 0, nb.jump, 0))
+            hb, hi = advance(hb, hi)
+            nb, ni = advance(nb, ni)
+        else:
+            if hb is not None or nb is not None:
+                return None
+    if len(ends) != 1:
+        return None
+    return end_pos
 
 
 def unrotate_loops(cfg: CFG) -> bool:
@@ -136,8 +195,8 @@ def split_loop_tails(cfg: CFG) -> bool:
             if block is exit or block.last.op not in TERMINAL:
                 continue
             for index, ins in enumerate(block.instrs[:-1]):
-                if ins.op != "POP_TOP":
-                    continue
+                if ins.op != "POP_TOP" or (index and block.instrs[index - 1].op in ("SWAP", "ROT")):
+                    continue  # not a break: ``return value`` pops the iterator from under the value
                 tail = block.instrs[index + 1:]
                 n = len(exit.instrs)
                 if n > len(tail) and same_run(exit.instrs[n - len(tail):], tail):

@@ -46,6 +46,9 @@ class Loop:
         self.brk = brk
         #: Blocks outside the loop that only pop the iterator and jump to ``brk``.
         self.break_blocks = break_blocks or set()
+        #: For ``for`` loops: the iterator, and the stack depth with it on top.
+        self.iterator = None
+        self.depth = 0
 
 
 class Structurer:
@@ -176,6 +179,8 @@ class Structurer:
         loop = self.loops[-1]
         if not isinstance(state.stack[-1], v.Iterator) or loop.exit is None or block.succs():
             return False
+        if state.stack[-1] is not loop.iterator or len(state.stack) != loop.depth:
+            return False  # e.g. ``return x`` in a loop: the iterator was swapped above the value
         target = copied_tail(block.instrs[i + 1:], loop.exit)
         return target is not None and (target is loop.brk or target is loop.exit)
 
@@ -401,6 +406,9 @@ class Structurer:
         seen = 0
         while block is not None and seen < 10:
             seen += 1
+            if block in self.cfg.finally_copies:
+                block = self.cfg.finally_after[block]
+                continue
             if self.loops and self.loop_control(block, None) is not None:
                 return True
             last = block.last
@@ -419,6 +427,9 @@ class Structurer:
         seen = 0
         while block is not None and seen < 10:
             seen += 1
+            if block in self.cfg.finally_copies:
+                block = self.cfg.finally_after[block]
+                continue
             control = self.loop_control(block, None) if self.loops else None
             if control is not None:
                 state.stmts.append(control)
@@ -445,6 +456,9 @@ class Structurer:
         seen = 0
         while end is not None and len(state.stack) > depth and seen < 10:
             seen += 1
+            if end in self.cfg.finally_copies:  # the finally body runs before the return: skip it
+                end = self.cfg.finally_after[end]
+                continue
             for ins in end.instrs[:-1]:
                 self.sim.step(ins, state)
             last = end.last
@@ -542,7 +556,7 @@ class Structurer:
             copy = self.cfg.finally_copies.get(body_end)
             if copy is None or copy is not hblock:
                 raise self.error("finally block not repeated on the normal path", body_end)
-            after = body_end.fall if body_end.last.op != "JUMP" else body_end.jump
+            after = follow_jumps(self.cfg.finally_after.get(body_end))
         body = body_state.stmts
         if len(body) == 1 and isinstance(body[0], ast.Try) and not body[0].finalbody:
             node = body[0]
@@ -644,6 +658,7 @@ class Structurer:
         item = v.LoopItem()
         body_state = State(state.stack + [item])
         loop = Loop(header, body, exit, brk, break_blocks)
+        loop.iterator, loop.depth = iterator, len(state.stack)
         self.loops.append(loop)
         try:
             end = self.walk(header.fall, header, body_state)
@@ -756,6 +771,8 @@ def has_append(stmts: List[ast.stmt]) -> bool:
 def break_copy(block: Block, exit: Block) -> Optional[int]:
     """Index of the ``POP_TOP`` after which ``block`` repeats the code after its loop, if any."""
     for index, ins in enumerate(block.instrs[:-1]):
+        if index and block.instrs[index - 1].op in ("SWAP", "ROT"):
+            continue  # ``return value`` inside the loop pops the iterator from under the value
         if ins.op == "POP_TOP" and copied_tail(block.instrs[index + 1:], exit) is not None:
             return index
     return None
