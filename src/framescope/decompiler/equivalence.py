@@ -122,6 +122,9 @@ if _PY >= (3, 12):
 # Loads of one name, without a NULL.
 _PLAIN_LOADS = frozenset(["LOAD_FAST", "LOAD_DEREF", "LOAD_NAME", "LOAD_GLOBAL"])
 
+# Instructions that only move values from the stack to locals or drop them.
+_STACK_STORES = frozenset(["SWAP", "STORE_FAST", "POP_TOP"])
+
 # Node indices that are not instructions.
 _END = -1  # control runs off the end of the bytecode
 _SPIN = -2  # a cycle of unconditional jumps: an empty infinite loop
@@ -238,6 +241,7 @@ class _Graph:
         self._mark_bookkeeping()
         if _PY >= (3, 11):
             self._canonical_method_calls()
+            self._canonical_store_runs()
         if _PY < (3, 12):
             self._thread_or_pop_jumps()
 
@@ -305,6 +309,36 @@ class _Graph:
             self.args[node] = (self.args[node][0], 1)  # type: ignore[index]
         else:
             self.ops[node] = "LOAD_METHOD"
+
+    def _canonical_store_runs(self) -> None:
+        """Replace each straight run of ``SWAP``, ``STORE_FAST`` and ``POP_TOP`` by its effect.
+
+        3.11+ resolve swaps at compile time by reordering the stores
+        that follow them, but only where the stores share a line, so the same
+        unpacking or ``match`` capture compiles to different runs.  A run
+        (at least two instructions, entered only at its start, under one
+        exception handler) becomes one ``STORE_RUN`` node whose argument says
+        which local ends up with which stack value, which values are
+        dropped, and how the rest of the stack is permuted.
+        """
+        ops, args, handlers = self.ops, self.args, self.handlers
+        entered = {target for target in self.jumps if target is not None}
+        entered.update(handler[0] for handler in handlers if handler is not None)
+        start = 0
+        while start < len(ops):
+            if ops[start] not in _STACK_STORES:
+                start += 1
+                continue
+            end = start + 1
+            while (end < len(ops) and ops[end] in _STACK_STORES and end not in entered
+                   and handlers[end] == handlers[start]):
+                end += 1
+            if end - start >= 2:
+                args[start] = _store_effect(ops[start:end], args[start:end])
+                ops[start] = "STORE_RUN"
+                for node in range(start + 1, end):
+                    self._skip(node)
+            start = end
 
     def _thread_or_pop_jumps(self) -> None:
         """Thread ``JUMP_IF_FALSE_OR_POP``/``JUMP_IF_TRUE_OR_POP`` into the test they jump to.
@@ -517,6 +551,33 @@ class _Comparison:
         left = ga.names[i] if i >= 0 else ga.show(i)
         right = gb.names[j] if j >= 0 else gb.show(j)
         return Difference(where, "%s/%s" % (left, right), "%s vs %s" % (ga.show(i), gb.show(j)))
+
+
+def _store_effect(ops: List[str], args: List[object]) -> tuple:
+    """What a run of SWAP / STORE_FAST / POP_TOP does, independent of how it is spelled.
+
+    Stack values are numbered by their depth when the run starts (1 is the
+    top).  The result is (the local each stored value ends in, sorted; the
+    values dropped, overwritten ones included; the stack left behind, bottom
+    first, without the values the run never moved).
+    """
+    depth = sum(1 for op in ops if op != "SWAP") + max([a for op, a in zip(ops, args) if op == "SWAP"] + [1])
+    stack = list(range(depth, 0, -1))
+    stored = {}  # type: Dict[str, int]
+    dropped = []
+    for op, arg in zip(ops, args):
+        if op == "SWAP":
+            stack[-1], stack[-arg] = stack[-arg], stack[-1]  # type: ignore[index,operator]
+        elif op == "POP_TOP":
+            dropped.append(stack.pop())
+        else:
+            if arg in stored:
+                dropped.append(stored[arg])  # type: ignore[index]
+            stored[arg] = stack.pop()  # type: ignore[index]
+    untouched = 0
+    while untouched < len(stack) and stack[untouched] == depth - untouched:
+        untouched += 1
+    return (tuple(sorted(stored.items())), tuple(sorted(dropped)), tuple(stack[untouched:]))
 
 
 def _handler(handler: Optional[Tuple[int, int, bool]]) -> str:
