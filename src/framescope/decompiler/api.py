@@ -24,7 +24,10 @@ def decompile(obj: Any, *, indent: int = 4, verify: bool = True) -> str:
         if func is not None:
             add_defaults(node, func)
         tree = ast.Module(body=[node], type_ignores=[])
-    source = unparse(tree, indent=indent)
+    try:
+        source = unparse(tree, indent=indent)
+    except (ValueError, TypeError) as err:  # a node the printer cannot spell: a decompiler gap
+        raise DecompilationError("cannot print the result (%s)" % err, code_name=code.co_name) from None
     if verify:
         check(source, code)
     return source

@@ -14,7 +14,7 @@ from typing import List, Optional
 from framescope.decompiler.simulate import AssertionErrorName, CompAppend, is_none
 from framescope.errors import DecompilationError
 
-CLASS_HIDDEN = ("__module__", "__qualname__", "__firstlineno__", "__static_attributes__",
+CLASS_HIDDEN = ("__module__", "__qualname__", "__firstlineno__", "__static_attributes__", "__classdict__",
                 "__classdictcell__", "__type_params__")
 
 

@@ -203,10 +203,10 @@ class Translator:
 
     def op_LOAD_COMMON_CONSTANT(self, ins) -> None:
         value = ins.argval
-        if value is AssertionError:
+        if value is AssertionError or ins.argrepr == "AssertionError":
             self.emit(ins, "LOAD_ASSERTION_ERROR")
         else:
-            self.emit(ins, "LOAD_COMMON_CONSTANT", value)
+            self.emit(ins, "LOAD_COMMON_CONSTANT", getattr(value, "__name__", None) or ins.argrepr)
 
     def op_LOAD_SPECIAL(self, ins) -> None:
         self.emit(ins, "LOAD_SPECIAL", ins.argrepr)

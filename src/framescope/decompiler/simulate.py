@@ -156,7 +156,7 @@ class Simulator:
             state.push(const_expr(value))
 
     def op_LOAD_COMMON_CONSTANT(self, ins: Instr, state: State) -> None:
-        state.push(name(getattr(ins.arg, "__name__", repr(ins.arg))))
+        state.push(name(ins.arg))
 
     def op_LOAD_ASSERTION_ERROR(self, ins: Instr, state: State) -> None:
         state.push(AssertionErrorName(id="AssertionError", ctx=ast.Load()))
@@ -847,8 +847,9 @@ def const_expr(value: Any) -> ast.expr:
     """An expression for a constant, spelled the way the compiler folds it back."""
     if isinstance(value, tuple):
         return ast.Tuple(elts=[const_expr(x) for x in value], ctx=ast.Load())
-    if isinstance(value, frozenset):
-        return ast.Constant(value=value)
+    if isinstance(value, slice):  # 3.14 folds constant slices
+        return make_slice(const_expr(value.start), const_expr(value.stop),
+                          None if value.step is None else const_expr(value.step))
     return ast.Constant(value=value)
 
 
