@@ -177,6 +177,8 @@ def same_exit(a: Optional[Block], a_state: State, b: Optional[Block]) -> bool:
         return True
     if a is None or b is None:
         return False
+    if not a.succs() and not b.succs() and same_run(a.instrs, b.instrs):
+        return True  # two copies of one exit block (3.11+ copies ``return`` into each jump to it)
     pops = 0
     while pops < len(a.instrs) and a.instrs[pops].op == "POP_TOP":
         pops += 1
@@ -232,4 +234,5 @@ def boolop(op: ast.boolop, left: ast.expr, right: ast.expr) -> ast.expr:
                 return fused
             return ast.BoolOp(op=op, values=left.values[:-1] + [fused])
     values = list(left.values) if isinstance(left, ast.BoolOp) and type(left.op) is type(op) else [left]
-    return ast.BoolOp(op=op, values=values + [right])
+    more = list(right.values) if isinstance(right, ast.BoolOp) and type(right.op) is type(op) else [right]
+    return ast.BoolOp(op=op, values=values + more)

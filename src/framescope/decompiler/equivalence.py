@@ -4,8 +4,8 @@ The decompiler promises that its output recompiles to *equivalent* bytecode.
 "Equivalent" is judged here, and has to survive everything that the CPython
 compiler does differently for the same program written with another layout:
 3.11+ copies small exit blocks depending on line numbers, jumps get threaded,
-``NOP``\\ s stand in for lines, 3.13+ fuses neighbouring local loads and stores
-into superinstructions only when they share a line.
+``NOP`` instructions stand in for lines, 3.13+ fuses neighbouring local loads
+and stores into superinstructions only when they share a line.
 
 So the two programs are compared as graphs, not as instruction lists.  Each
 instruction becomes a node with a normalised name, an argument compared by
@@ -287,10 +287,10 @@ class _Graph:
         Both push the same callable: ``PUSH_NULL; LOAD x; LOAD_ATTR a``
         (3.11-3.12) and ``LOAD_ATTR a; PUSH_NULL`` (3.13+) become ``LOAD x;
         LOAD_METHOD a`` (3.12+: ``LOAD_ATTR`` with the method bit).  No other
-        code puts a plain attribute load right after the NULL's load (3.11-3.12)
-        or right before a PUSH_NULL (3.13+): those
-        sequences only arise for this call.  A dropped PUSH_NULL
-        turns into a jump to the next node, which the walk passes through.
+        code puts a plain attribute load right after the NULL's load
+        (3.11-3.12) or right before a PUSH_NULL (3.13+), so nothing else is
+        rewritten.  A dropped PUSH_NULL turns into a jump to the next node,
+        which the walk passes through.
         """
         ops, args = self.ops, self.args
         for i in range(len(ops) - 1):

@@ -79,6 +79,12 @@ class HandlerMap:
 
     def covers(self, block: Block, handler: Handler) -> bool:
         """Whether an exception in ``block`` reaches ``handler`` through handlers of inner statements."""
+        hops = 0
+        while block.handler is None and block.last.op == "JUMP" and len(block.instrs) == 1 and hops < 10:
+            # A lone jump cannot raise, so the exception table may leave it out of a range.
+            if block.jump is None:
+                return False
+            block, hops = block.jump, hops + 1
         current = block.handler
         seen = 0
         while current is not None and seen < 100:

@@ -107,7 +107,7 @@ def match_copy(hblock: Block, first: int, start: Block):
             seen.add(key)
             h_ins = hb.instrs[hi]
             if h_ins.op == "RERAISE" and hi == len(hb.instrs) - 1 and h_ins.arg == 0:
-                ends.add((id(nb), ni))
+                ends.add(tuple((i.op, repr(i.arg)) for i in nb.instrs[ni:]) if not nb.succs() else (id(nb), ni))
                 end_pos = (nb, ni)
                 break
             n_ins = nb.instrs[ni]
@@ -129,7 +129,7 @@ def match_copy(hblock: Block, first: int, start: Block):
         else:
             if hb is not None or nb is not None:
                 return None
-    if len(ends) != 1:
+    if len(ends) != 1:  # copies of one terminal tail (3.11+ duplicates them) count as one end
         return None
     return end_pos
 

@@ -547,10 +547,9 @@ class Structurer:
                      entry: State, handler: Handler, state: State) -> Optional[Block]:
         final_state = State(entry.stack)
         self.walk(hblock, None, final_state, first)
-        final = final_state.stmts
-        if not final or not isinstance(final[-1], ast.Raise) or final[-1].exc is not None:
+        final = strip_reraise(final_state.stmts)
+        if final is None:
             raise self.error("finally block does not re-raise", hblock)
-        final = final[:-1]
         after = None
         if body_end is not None:
             copy = self.cfg.finally_copies.get(body_end)
@@ -808,6 +807,29 @@ class Region:
 
     def contains(self, block: Block) -> bool:
         return self.hmap.covers(block, self.handler)
+
+
+def strip_reraise(body: List[ast.stmt]) -> Optional[List[ast.stmt]]:
+    """A finally body without the re-raise that ends each of its paths (None: some path lacks it)."""
+    if not body:
+        return None
+    last = body[-1]
+    if isinstance(last, ast.Raise) and last.exc is None:
+        body = body[:-1]
+        if body and isinstance(body[-1], ast.If):  # an arm that re-raised before the shared end
+            inner = strip_reraise(body[-1].body)
+            if inner is not None and not body[-1].orelse:
+                body[-1].body = inner or [ast.Pass()]
+        return body
+    if isinstance(last, ast.If):
+        inner = strip_reraise(last.body)
+        rest = strip_reraise(last.orelse) if last.orelse else None
+        if inner is None or (last.orelse and rest is None):
+            return None
+        last.body = inner or [ast.Pass()]
+        last.orelse = rest or []
+        return body
+    return None
 
 
 def ends_control(body: List[ast.stmt]) -> bool:
