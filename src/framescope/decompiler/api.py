@@ -6,7 +6,8 @@ from types import CodeType, FunctionType, MethodType
 from typing import Any, List, Optional, Tuple
 
 from framescope.decompiler.cleanup import clean_body, strip_return_none
-from framescope.decompiler.function import body_of, function_def
+from framescope.decompiler.function import body_of, function_def, nested
+from framescope.decompiler.values import Function
 from framescope.decompiler.unparse import unparse
 from framescope.errors import DecompilationError
 
@@ -17,7 +18,9 @@ SIMPLE_DEFAULTS = (int, float, complex, str, bytes, bool, type(None), type(Ellip
 def decompile(obj: Any, *, indent: int = 4, verify: bool = True) -> str:
     """Source text for ``obj``; see `framescope.decompile`."""
     func, code = unwrap(obj)
-    if code.co_name == "<module>" or not is_function_code(code):
+    if is_class_body(code):
+        tree = ast.Module(body=[nested(Function(code), "class")], type_ignores=[])
+    elif code.co_name == "<module>" or not is_function_code(code):
         tree = module_tree(code)
     else:
         node = function_def(code)
@@ -68,6 +71,11 @@ def is_function_code(code: CodeType) -> bool:
     return bool(code.co_flags & inspect.CO_NEWLOCALS)
 
 
+def is_class_body(code: CodeType) -> bool:
+    """A class body's code: no fresh locals (like a module), named after the class."""
+    return not is_function_code(code) and code.co_name.isidentifier()
+
+
 def module_tree(code: CodeType) -> ast.Module:
     body = clean_body(strip_return_none(body_of(code)))
     if body and isinstance(body[0], ast.Assign) and len(body[0].targets) == 1:
@@ -95,7 +103,10 @@ def check(source: str, code: CodeType) -> None:
     from framescope.decompiler.equivalence import compare_code, recompile_function
 
     try:
-        if code.co_name == "<module>" or not is_function_code(code):
+        if is_class_body(code):
+            module = compile(source, code.co_filename, "exec")
+            recompiled = next(c for c in module.co_consts if isinstance(c, CodeType) and c.co_name == code.co_name)
+        elif code.co_name == "<module>" or not is_function_code(code):
             recompiled = compile(source, code.co_filename, "exec")
         else:
             recompiled = recompile_function(source, code)

@@ -66,6 +66,8 @@ class Structurer:
         self.resume: Dict[Block, int] = {}
         #: For the try statements whose clauses are being built: where their body goes on.
         self.after_try: List[Optional[Block]] = []
+        #: For the except clauses being built: the stack depth once a clause released its exception.
+        self.clause_depths: List[int] = []
         self.steps = 0
         #: Bound on blocks visited: structuring visits each block a few times at most.
         self.max_steps = 50 * len(cfg.blocks) + 1000
@@ -102,6 +104,9 @@ class Structurer:
             if self.steps > self.max_steps:
                 raise self.error("control flow too irregular", block)
             if state.ended:  # an except clause ended (POP_EXCEPT): what follows is after the try
+                depth = self.clause_depths[-1] if self.clause_depths else 0
+                if len(state.stack) > depth:  # a return leaving the clause
+                    return self.finish_return(block, state, depth)
                 loop_jump = self.loop_control(block, None)
                 if loop_jump is not None:
                     state.stmts.append(loop_jump)
@@ -371,7 +376,7 @@ class Structurer:
             return self.finally_stmt(body_state, body_end, hblock, first, entry, handler, state)
         self.after_try.append(follow_jumps(body_end))
         try:
-            handlers, ends, states = self.except_clauses(hblock, first, entry)
+            handlers, ends, states = self.except_clauses(hblock, first, entry, handler.depth)
         finally:
             self.after_try.pop()
         reached = [e for e in ends if e is not None]
@@ -508,7 +513,7 @@ class Structurer:
             return False
         return not (rest and rest[0].op == "POP_TOP")
 
-    def except_clauses(self, block: Block, first: int, entry: State):
+    def except_clauses(self, block: Block, first: int, entry: State, depth: int):
         handlers: List[ast.ExceptHandler] = []
         ends: List[Optional[Block]] = []
         states: List[State] = []
@@ -532,7 +537,11 @@ class Structurer:
                 exc_type = None
                 start, start_first = block, first
             markers = [x for x in clause.stack if isinstance(x, v.Exc)]
-            end = self.walk(start, None, clause, start_first)
+            self.clause_depths.append(depth)
+            try:
+                end = self.walk(start, None, clause, start_first)
+            finally:
+                self.clause_depths.pop()
             names = [m.target.id for m in markers if isinstance(m.target, ast.Name)]
             body = strip_name_cleanup(clause.stmts, names[0] if names else None)
             handlers.append(ast.ExceptHandler(type=exc_type, name=names[0] if names else None,

@@ -1,0 +1,53 @@
+"""Reading ``.pyc`` files: header, version check, code object."""
+import importlib.util
+import marshal
+from types import CodeType
+from typing import Optional
+
+from framescope.errors import DecompilationError
+
+#: First two bytes of the magic number of each release's final bytecode → that version.
+MAGIC_VERSIONS = {3413: "3.8", 3425: "3.9", 3439: "3.10", 3495: "3.11", 3531: "3.12", 3571: "3.13", 3627: "3.14"}
+
+
+class ForeignPycError(DecompilationError):
+    """A ``.pyc`` written by another Python version than the running one."""
+
+    def __init__(self, path: str, version: Optional[str], magic: int) -> None:
+        #: ``"3.12"``-style version that wrote the file, or None for an unknown magic number.
+        self.version = version
+        what = "Python %s" % version if version else "an unknown Python version (magic number %d)" % magic
+        super().__init__("%s was compiled by %s; this is Python %s" % (path, what, running_version()))
+
+
+def running_version() -> str:
+    import sys
+
+    return "%d.%d" % sys.version_info[:2]
+
+
+def pyc_version(data: bytes) -> Optional[str]:
+    """The Python version whose magic number starts ``data``, if known."""
+    if len(data) < 4 or data[2:4] != b"\r\n":
+        return None
+    return MAGIC_VERSIONS.get(int.from_bytes(data[:2], "little"))
+
+
+def load_pyc(path: str) -> CodeType:
+    """The module code object stored in a ``.pyc`` file of the running Python version."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as err:
+        raise DecompilationError("cannot read %s: %s" % (path, err.strerror or err)) from None
+    if len(data) < 16 or data[2:4] != b"\r\n":
+        raise DecompilationError("%s is not a .pyc file (too short or no magic number)" % path)
+    if data[:4] != importlib.util.MAGIC_NUMBER:
+        raise ForeignPycError(path, pyc_version(data), int.from_bytes(data[:2], "little"))
+    try:
+        code = marshal.loads(data[16:])
+    except (EOFError, ValueError, TypeError):
+        raise DecompilationError("%s is truncated or corrupt" % path) from None
+    if not isinstance(code, CodeType):
+        raise DecompilationError("%s does not hold a code object" % path)
+    return code

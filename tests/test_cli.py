@@ -1,0 +1,77 @@
+"""The ``framescope`` command, run as a real subprocess."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEMO = os.path.join(ROOT, "examples", "demo.py")
+
+pytestmark = pytest.mark.needs_subprocess
+
+
+def run(*args, cwd=None):
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "src"))
+    return subprocess.run([sys.executable, "-m", "framescope", *args], capture_output=True, text=True, env=env,
+                          cwd=cwd)
+
+
+def test_decompile_py_file_round_trips():
+    result = run("decompile", DEMO)
+    assert result.returncode == 0, result.stderr
+    with open(DEMO) as handle:
+        original = compile(handle.read(), DEMO, "exec")
+    rebuilt = compile(result.stdout, DEMO, "exec")
+    from framescope.decompiler.equivalence import compare_code
+    assert compare_code(original, rebuilt) is None
+    assert "def safe_div(a, b, *, default=None):" in result.stdout
+
+
+def test_decompile_module_qualname():
+    result = run("decompile", "json:dumps")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("def dumps(obj, *, skipkeys=False")
+
+
+def test_decompile_pyc_of_running_version(tmp_path):
+    import py_compile
+    pyc = str(tmp_path / "demo.pyc")
+    py_compile.compile(DEMO, cfile=pyc)
+    result = run("decompile", pyc)
+    assert result.returncode == 0, result.stderr
+    assert "def fizzbuzz(n):" in result.stdout
+
+
+@pytest.mark.parametrize("content, message", [
+    (None, "cannot read"),
+    (b"\x00\x01", "not a .pyc file"),
+    (b"\x01\x02\r\n" + bytes(12) + b"\xe3", "unknown Python version"),
+])
+def test_bad_pyc_is_a_one_line_error(tmp_path, content, message):
+    path = tmp_path / "bad.pyc"
+    if content is not None:
+        path.write_bytes(content)
+    result = run("decompile", str(path))
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_truncated_pyc(tmp_path):
+    import importlib.util
+    path = tmp_path / "trunc.pyc"
+    path.write_bytes(importlib.util.MAGIC_NUMBER + bytes(12) + b"\xe3\x00")
+    result = run("decompile", str(path))
+    assert result.returncode == 2 and "truncated or corrupt" in result.stderr
+
+
+def test_missing_module_target():
+    result = run("decompile", "no_such_module_xyz:f")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+
+
+def test_help_and_version():
+    assert run("--help").returncode == 0
+    assert run("decompile", "--help").returncode == 0
+    assert "framescope" in run("--version").stdout
