@@ -163,6 +163,8 @@ class _Graph:
         self.is_const = []  # type: List[bool]
         #: Offset of the instruction each node came from, for messages.
         self.offsets = []  # type: List[int]
+        #: What dis says a plain numeric argument means ("<=", "+", ...), for messages.
+        self.meanings = []  # type: List[str]
         #: Jump target node of each node, or None.
         self.jumps = []  # type: List[Optional[int]]
         #: (handler node, stack depth, lasti) of each node's exception handler, or None.
@@ -199,7 +201,7 @@ class _Graph:
                 else:
                     values = instr.argval
                 for part, value in zip(names, values):
-                    self._add(part, name, value, part == "LOAD_CONST", instr.offset)
+                    self._add(part, name, value, part == "LOAD_CONST", instr.offset, "")
             else:
                 opcode = instr.opcode
                 shown = name
@@ -216,6 +218,7 @@ class _Graph:
                     arg = instr.argval if bits is None else (instr.argval, instr.arg & bits)
                 else:
                     arg = instr.arg
+                meaning = instr.argrepr if arg is instr.arg else ""
                 if name == "LOAD_GLOBAL" and _PY >= (3, 11) and instr.arg & 1:
                     # "NULL + name" is PUSH_NULL and the load (3.13+: the load, then PUSH_NULL);
                     # 3.12 folds the PUSH_NULL of an enclosing call into it too.
@@ -223,9 +226,9 @@ class _Graph:
                     if _PY >= (3, 13):
                         pair.reverse()
                     for part, value in pair:
-                        self._add(part, shown, value, False, instr.offset)
+                        self._add(part, shown, value, False, instr.offset, "")
                 else:
-                    self._add(name, shown, arg, is_const, instr.offset)
+                    self._add(name, shown, arg, is_const, instr.offset, meaning)
             if handler is not None:
                 for node in range(first, len(self.ops)):
                     raw_handlers.append((node, handler.target, handler.depth, handler.lasti))
@@ -245,13 +248,14 @@ class _Graph:
         if _PY < (3, 12):
             self._thread_or_pop_jumps()
 
-    def _add(self, name: str, shown: str, arg: object, is_const: bool, offset: int) -> None:
+    def _add(self, name: str, shown: str, arg: object, is_const: bool, offset: int, meaning: str) -> None:
         self.names.append(shown)
         self.swapped.append(name in _SWAPPED)
         self.ops.append(_SWAPPED.get(name, name))
         self.args.append(arg)
         self.is_const.append(is_const)
         self.offsets.append(offset)
+        self.meanings.append(meaning)
 
     def _mark_bookkeeping(self) -> None:
         """Blank out constants that only record where the code was written.
@@ -418,6 +422,8 @@ class _Graph:
             if len(shown) > 60:
                 shown = shown[:57] + "..."
             text += " " + shown
+            if self.meanings[node] and self.meanings[node] != shown:
+                text += " (%s)" % self.meanings[node]
         return text
 
 
