@@ -30,8 +30,32 @@ def clean_body(body: List[ast.stmt]) -> List[ast.stmt]:
             handler.body = clean_body(handler.body)
         for case in getattr(stmt, "cases", ()):
             case.body = clean_body(case.body)
+        if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
+            stmt.body = strip_trailing_continue(stmt.body) or [ast.Pass()]
         out.append(as_assert(stmt))
     return out
+
+
+def strip_trailing_continue(body: List[ast.stmt]) -> List[ast.stmt]:
+    """Drop ``continue`` where the loop body ends anyway (the compiler's jumps are the same)."""
+    if not body:
+        return body
+    last = body[-1]
+    if isinstance(last, ast.Continue):
+        return body[:-1]
+    if isinstance(last, ast.If):
+        last.body = strip_trailing_continue(last.body) or [ast.Pass()]
+        last.orelse = strip_trailing_continue(last.orelse)
+    elif isinstance(last, (ast.With, ast.AsyncWith)):
+        last.body = strip_trailing_continue(last.body) or [ast.Pass()]
+    elif isinstance(last, ast.Try) and not last.finalbody:
+        if last.orelse:
+            last.orelse = strip_trailing_continue(last.orelse)
+        else:
+            last.body = strip_trailing_continue(last.body) or [ast.Pass()]
+        for handler in last.handlers:
+            handler.body = strip_trailing_continue(handler.body) or [ast.Pass()]
+    return body
 
 
 def as_assert(stmt: ast.stmt) -> ast.stmt:

@@ -270,6 +270,14 @@ class Structurer:
             state.stack[:] = true_state.stack
             state.ended = state.ended or true_state.ended
             return true_end
+        if (self.loops and true_end is self.loops[-1].header and false_end is true_end
+                and bool(body) != bool(orelse) and is_substantial(body or orelse)):
+            # One arm goes straight back to the loop: a guard clause reads better.
+            guard = test if not body else negate(test)
+            state.stmts.append(ast.If(test=guard, body=[ast.Continue()], orelse=[]))
+            state.stmts.extend(body or orelse)
+            state.stack[:] = true_state.stack
+            return true_end
         if not body:
             test, body, orelse = negate(test), orelse, []
         state.stmts.append(ast.If(test=test, body=body or [ast.Pass()], orelse=orelse))
@@ -839,6 +847,12 @@ def strip_reraise(body: List[ast.stmt]) -> Optional[List[ast.stmt]]:
         last.orelse = rest or []
         return body
     return None
+
+
+def is_substantial(body: List[ast.stmt]) -> bool:
+    """Whether an arm is worth un-nesting: several statements, or a compound one."""
+    return len(body) > 1 or any(isinstance(s, (ast.If, ast.For, ast.While, ast.Try, ast.With, ast.AsyncFor,
+                                                 ast.AsyncWith)) for s in body)
 
 
 def ends_control(body: List[ast.stmt]) -> bool:
