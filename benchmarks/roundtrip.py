@@ -121,7 +121,7 @@ class SourceIndex:
     def __init__(self, source: str, tree: ast.Module) -> None:
         self.source = source
         #: (first line incl. decorators, name) -> (def node, name of the class whose private names apply)
-        self.defs = {}  # type: Dict[Tuple[int, str], Tuple[ast.AST, Optional[str]]]
+        self.defs: Dict[Tuple[int, str], Tuple[ast.AST, Optional[str]]] = {}
         self._index(tree, None)
 
     def _index(self, node: ast.AST, private: Optional[str]) -> None:
@@ -215,8 +215,8 @@ def _mangle_tokens(text: str, private: str) -> str:
     their spelling, as the compiler does; nested classes are not told apart.
     """
     tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
-    edits = []  # type: List[Tuple[int, int, int, str]]
-    brackets = []  # type: List[str]
+    edits: List[Tuple[int, int, int, str]] = []
+    brackets: List[str] = []
     significant = [t for t in tokens if t.type not in (tokenize.NL, tokenize.COMMENT)]
     for index, token in enumerate(significant):
         if token.type == tokenize.OP and token.string in "([{":
@@ -264,11 +264,11 @@ class Tally:
         #: Failure reason -> count.
         self.reasons = collections.Counter()  # type: collections.Counter
         #: Failure reason -> first example "module:qualname".
-        self.examples = {}  # type: Dict[str, str]
+        self.examples: Dict[str, str] = {}
         #: Modules read.
         self.modules = 0
         #: Modules of the list that this interpreter does not have.
-        self.missing = []  # type: List[str]
+        self.missing: List[str] = []
 
     def fail(self, reason: str, where: str) -> None:
         self.reasons[reason] += 1
@@ -384,7 +384,7 @@ def run(args: argparse.Namespace) -> Tally:
         references = dict(functions(reference))
         index = SourceIndex(source, tree)
         if args.decompiler == "identity":
-            decompile = index.identity  # type: Callable[[CodeType], str]
+            decompile: Callable[[CodeType], str] = index.identity
         else:
             import framescope
 

@@ -103,7 +103,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     os.makedirs(PYODIDE_CACHE, exist_ok=True)
     scratch = tempfile.mkdtemp(prefix="roundtrip-", dir=PYODIDE_CACHE)
     jobs = []
-    problems = []  # type: List[Tuple[str, str]]
+    problems: List[Tuple[str, str]] = []
     for version in versions:
         json_path = os.path.join(scratch, version + ".json")
         script_args = passed + ["--json", os.path.relpath(json_path, REPO)]

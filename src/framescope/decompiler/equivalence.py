@@ -114,7 +114,7 @@ _NAMES = frozenset(dis.hasname) | frozenset(dis.haslocal) | frozenset(dis.hasfre
 # behaviour: "load a method" (3.12+ LOAD_ATTR), "method / two-argument super"
 # (3.12+ LOAD_SUPER_ATTR).  3.11+ LOAD_GLOBAL's "push NULL too" bit becomes a
 # PUSH_NULL node.
-_ARG_BITS = {}  # type: Dict[str, int]
+_ARG_BITS: Dict[str, int] = {}
 if _PY >= (3, 12):
     _ARG_BITS["LOAD_ATTR"] = 1
     _ARG_BITS["LOAD_SUPER_ATTR"] = 3
@@ -152,32 +152,32 @@ class _Graph:
 
     def __init__(self, code: CodeType) -> None:
         #: Normalised opname of each node.
-        self.ops = []  # type: List[str]
+        self.ops: List[str] = []
         #: Opname as dis spells it, for messages.
-        self.names = []  # type: List[str]
+        self.names: List[str] = []
         #: Whether the node's successors are (jump target, next) instead of (next, jump target).
-        self.swapped = []  # type: List[bool]
+        self.swapped: List[bool] = []
         #: Argument of each node, compared by value; None when the opcode takes none or it is a jump.
-        self.args = []  # type: List[object]
+        self.args: List[object] = []
         #: Whether the argument is a constant (compared by _const_key, or recursively for code).
-        self.is_const = []  # type: List[bool]
+        self.is_const: List[bool] = []
         #: Offset of the instruction each node came from, for messages.
-        self.offsets = []  # type: List[int]
+        self.offsets: List[int] = []
         #: What dis says a plain numeric argument means ("<=", "+", ...), for messages.
-        self.meanings = []  # type: List[str]
+        self.meanings: List[str] = []
         #: Jump target node of each node, or None.
-        self.jumps = []  # type: List[Optional[int]]
+        self.jumps: List[Optional[int]] = []
         #: (handler node, stack depth, lasti) of each node's exception handler, or None.
-        self.handlers = []  # type: List[Optional[Tuple[int, int, bool]]]
+        self.handlers: List[Optional[Tuple[int, int, bool]]] = []
         self._build(code)
 
     def _build(self, code: CodeType) -> None:
         bytecode = dis.Bytecode(code)
         entries = sorted(getattr(bytecode, "exception_entries", []), key=lambda e: e.start)
-        node_at = {}  # type: Dict[int, int]
-        pending = []  # type: List[int]  offsets of dropped instructions waiting for the next node
-        raw_targets = []  # type: List[Tuple[int, int]]  (node, target offset)
-        raw_handlers = []  # type: List[Tuple[int, int, int, bool]]
+        node_at: Dict[int, int] = {}
+        pending: List[int] = []  # offsets of dropped instructions waiting for the next node
+        raw_targets: List[Tuple[int, int]] = []  # (node, target offset)
+        raw_handlers: List[Tuple[int, int, int, bool]] = []
         entry_index = 0
         for instr in bytecode:
             name = instr.opname
@@ -490,7 +490,7 @@ class _Comparison:
     """One comparison, with a memo so that a nested code object is compared once per pair."""
 
     def __init__(self) -> None:
-        self._memo = {}  # type: Dict[Tuple[int, int], Optional[Difference]]
+        self._memo: Dict[Tuple[int, int], Optional[Difference]] = {}
 
     def code(self, a: CodeType, b: CodeType, where: str) -> Optional[Difference]:
         key = (id(a), id(b))
@@ -569,7 +569,7 @@ def _store_effect(ops: List[str], args: List[object]) -> tuple:
     """
     depth = sum(1 for op in ops if op != "SWAP") + max([a for op, a in zip(ops, args) if op == "SWAP"] + [1])
     stack = list(range(depth, 0, -1))
-    stored = {}  # type: Dict[str, int]
+    stored: Dict[str, int] = {}
     dropped = []
     for op, arg in zip(ops, args):
         if op == "SWAP":
