@@ -134,21 +134,49 @@ def match_copy(hblock: Block, first: int, start: Block):
     return end_pos
 
 
+STATEMENT_ENDS = ("STORE_FAST", "STORE_NAME", "STORE_GLOBAL", "STORE_DEREF", "STORE_ATTR", "STORE_SUBSCR",
+                  "POP_TOP", "DELETE_FAST", "DELETE_NAME", "DELETE_GLOBAL", "DELETE_DEREF", "DELETE_ATTR",
+                  "DELETE_SUBSCR", "STORE_SLICE")
+
+
+def test_length(head: Block, latch: Block) -> int:
+    """How many instructions before their final jumps ``head`` and ``latch`` share as a whole test.
+
+    The shared run must start where a statement starts in both (after a store, a
+    pop, or at the block start), so that it is a complete condition.
+    """
+    a, b = head.instrs[:-1], latch.instrs[:-1]
+    common = 0
+    while common < min(len(a), len(b)) and same(a[-1 - common], b[-1 - common]):
+        common += 1
+    for k in range(1, common + 1):
+        a_ok = k == len(a) or a[-1 - k].op in STATEMENT_ENDS
+        b_ok = k == len(b) or b[-1 - k].op in STATEMENT_ENDS
+        if a_ok and b_ok:
+            return k
+    return 0
+
+
 def unrotate_loops(cfg: CFG) -> bool:
     changed = False
     for head in list(cfg.blocks):
         if head.last.op not in TESTS or head.fall is None or head.jump is None:
             continue
-        test = head.instrs[:-1]
-        if any(ins.op.startswith("STORE") or ins.op in ("CALL", "CALL_KW") for ins in test):
-            continue  # keep it to pure tests: side effects would make the copy observable
         body, exit = head.fall, head.jump
         for latch in list(body.preds):
+            if len(latch.instrs) == 1 and latch.last.op == "JUMP" and len(latch.preds) == 1:
+                latch = latch.preds[0]  # 3.12+: the test falls into a lone jump back
             if latch is head:
                 continue
+            k = test_length(head, latch)
+            if not k:
+                continue
+            test = head.instrs[len(head.instrs) - 1 - k:-1]
             tail = rotated_copy(latch, test, head, body, exit)
             if tail is None:
                 continue
+            if k < len(head.instrs) - 1:  # the test shares its block with code before the loop
+                head = cfg.split(head, len(head.instrs) - 1 - k)
             # Replace the copied test by a jump back to the original one.
             start = len(latch.instrs) - len(test) - 1
             jump = Instr("JUMP", None, latch.instrs[start].offset if start < len(latch.instrs) else latch.last.offset,

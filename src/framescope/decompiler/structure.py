@@ -246,6 +246,17 @@ class Structurer:
         if returned is not None:
             state.stmts.append(ast.Return(value=returned))
             return None
+        if true_end is None and false_end is None:
+            shared = common_tail(body, orelse)
+            if shared:
+                # 3.11+ copies the code after an if/else into both arms when it is short.
+                body, orelse = body[:len(body) - len(shared)], orelse[:len(orelse) - len(shared)]
+                if not body:
+                    test, body, orelse = negate(test), orelse, []
+                if body:
+                    state.stmts.append(ast.If(test=test, body=body, orelse=orelse))
+                state.stmts.extend(shared)
+                return None
         if true_end is None and false_end is None and body and orelse:
             # Both arms leave: the one laid out first is the ``if`` body, the other follows it.
             first_is_true = cond.true_block is not None and (
@@ -847,6 +858,16 @@ def strip_reraise(body: List[ast.stmt]) -> Optional[List[ast.stmt]]:
         last.orelse = rest or []
         return body
     return None
+
+
+def common_tail(a: List[ast.stmt], b: List[ast.stmt]) -> List[ast.stmt]:
+    """The statements both lists end with, when those end in a return or raise."""
+    n = 0
+    while n < min(len(a), len(b)) and ast.dump(a[-1 - n]) == ast.dump(b[-1 - n]):
+        n += 1
+    if not n or not isinstance(a[-1], (ast.Return, ast.Raise)):
+        return []
+    return a[len(a) - n:]
 
 
 def is_substantial(body: List[ast.stmt]) -> bool:

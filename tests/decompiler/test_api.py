@@ -1,0 +1,90 @@
+"""framescope.decompile on every kind of object, readable output, and bad input."""
+import functools
+import sys
+import textwrap
+
+import pytest
+
+from framescope import DecompilationError, decompile
+
+README_SOURCE = '''\
+def parse(items, *, strict=False):
+    """Parse numbers, skipping blanks."""
+    out = []
+    for item in items:
+        if not item:
+            continue
+        try:
+            out.append(int(item))
+        except ValueError as err:
+            if strict:
+                raise ValueError(f'bad item {item!r}') from err
+    return out'''
+
+
+def define(source: str, name: str = "f"):
+    namespace: dict = {}
+    exec(compile(textwrap.dedent(source), "<test>", "exec"), namespace)
+    return namespace[name]
+
+
+def test_readme_example_reads_like_the_original():
+    assert decompile(define(README_SOURCE, "parse")) == README_SOURCE
+
+
+@pytest.mark.parametrize("source", [
+    "def f(a, b):\n    if a:\n        x = 1\n    elif b:\n        x = 2\n    else:\n        x = 3\n    return x",
+    "def f(n):\n    total = 0\n    while n:\n        total += n\n        n -= 1\n    return total",
+    "def f(xs):\n    return [x for x in xs if x > 0]",
+])
+def test_output_is_the_source_back(source):
+    assert decompile(define(source)) == source
+
+
+def test_methods_partials_and_wrapped():
+    class C:
+        def m(self, x):
+            return x + 1
+
+        @staticmethod
+        def s(y):
+            return -y
+
+    def plain(a, b):
+        return a * b
+
+    @functools.wraps(plain)
+    def wrapper(*args):
+        return plain(*args)
+
+    assert decompile(C().m).startswith("def m(self, x):")
+    assert decompile(C.m).startswith("def m(self, x):")
+    assert decompile(C.__dict__["s"]).startswith("def s(y):")
+    assert decompile(functools.partial(plain, 2)).startswith("def plain(a, b):")
+    assert decompile(wrapper).startswith("def plain(a, b):")
+
+
+def test_code_objects_and_modules():
+    module = compile("import os\nX = [1, 2]\nfor i in X:\n    print(i)\n", "<mod>", "exec")
+    text = decompile(module)
+    assert "import os" in text and "for i in X:" in text
+    func = define("def f(a):\n    return a\n")
+    assert decompile(func.__code__) == "def f(a):\n    return a"
+
+
+def test_lambda_and_async_and_generator():
+    assert "lambda x: x + 1" in decompile(define("def f():\n    return lambda x: x + 1\n"))
+    assert decompile(define("async def f(a):\n    return await a\n")).startswith("async def f(a):")
+    assert "yield" in decompile(define("def f(a):\n    yield a\n"))
+
+
+@pytest.mark.parametrize("bad", [42, "text", None, object()])
+def test_bad_input_is_a_type_error(bad):
+    with pytest.raises(TypeError) as info:
+        decompile(bad)
+    assert "\n" not in str(info.value)
+
+
+def test_decompilation_error_is_one_line():
+    err = DecompilationError("stack underflow", code_name="f", offset=12, opname="POP_TOP")
+    assert str(err) == "f, offset 12, POP_TOP: stack underflow"
