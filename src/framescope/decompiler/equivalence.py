@@ -480,10 +480,20 @@ _ATTRIBUTES = (
     "co_argcount",
     "co_posonlyargcount",
     "co_kwonlyargcount",
-    "co_varnames",
     "co_cellvars",
     "co_freevars",
 )
+
+
+def _locals(code: CodeType) -> Tuple[Tuple[str, ...], frozenset]:
+    """Parameter names in order, and the other local names as a set.
+
+    The order of the other locals only follows where the source first mentions
+    them; instructions name locals, so it does not change what the code does.
+    """
+    count = code.co_argcount + code.co_kwonlyargcount
+    count += bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)
+    return tuple(code.co_varnames[:count]), frozenset(code.co_varnames[count:])
 
 
 class _Comparison:
@@ -504,6 +514,8 @@ class _Comparison:
             left, right = getattr(a, attribute), getattr(b, attribute)
             if left != right:
                 return Difference(where, attribute, "%s %r vs %r" % (attribute, left, right))
+        if _locals(a) != _locals(b):
+            return Difference(where, "co_varnames", "co_varnames %r vs %r" % (a.co_varnames, b.co_varnames))
         left_flags, right_flags = a.co_flags & _BEHAVIOUR_FLAGS, b.co_flags & _BEHAVIOUR_FLAGS
         if left_flags != right_flags:
             return Difference(where, "co_flags", "co_flags %#x vs %#x" % (left_flags, right_flags))
