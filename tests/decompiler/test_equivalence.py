@@ -739,3 +739,19 @@ def test_reason_key_groups_comparison_messages() -> None:
     assert roundtrip.reason_key("recompiled code differs: f: co_varnames ('a',) vs ('b',)") == (
         "recompiled code differs: co_varnames")
     assert roundtrip.reason_key("stack underflow") == "stack underflow"
+
+
+@pytest.mark.parametrize("left, right", [
+    ("def f(a, b):\n    if a not in b:\n        return 1\n    return 2\n",
+     "def f(a, b):\n    if a in b:\n        return 2\n    return 1\n"),
+    ("def f(a, b):\n    if a is not b:\n        g()\n    else:\n        h()\n",
+     "def f(a, b):\n    if not a is not b:\n        h()\n    else:\n        g()\n"),
+])
+def test_negated_membership_and_identity_tests_are_equivalent(left: str, right: str) -> None:
+    assert compare_code(function(left), function(right)) is None
+
+
+def test_negated_membership_test_with_same_arms_is_not_equivalent() -> None:
+    left = "def f(a, b):\n    if a not in b:\n        return 1\n    return 2\n"
+    right = "def f(a, b):\n    if a in b:\n        return 1\n    return 2\n"
+    assert compare_code(function(left), function(right)) is not None

@@ -242,6 +242,7 @@ class _Graph:
         for node, target, depth, lasti in raw_handlers:
             self.handlers[node] = (node_at.get(target, _END), depth, bool(lasti))
         self._mark_bookkeeping()
+        self._fold_negated_tests()
         if _PY >= (3, 11):
             self._canonical_method_calls()
             self._canonical_store_runs()
@@ -256,6 +257,25 @@ class _Graph:
         self.is_const.append(is_const)
         self.offsets.append(offset)
         self.meanings.append(meaning)
+
+    def _fold_negated_tests(self) -> None:
+        """Spell ``not in``/``is not`` tested by a conditional jump as ``in``/``is`` with the jump reversed.
+
+        ``if a not in b`` and ``if not (a in b)``, laid out with the arms the other
+        way round, compile to ``CONTAINS_OP 1`` jumping one way or ``CONTAINS_OP 0``
+        jumping the other: the same test.  Only a test whose result nothing but the
+        jump right after it consumes is rewritten, and no other jump may land on that jump.
+        """
+        targets = {t for t in self.jumps if t is not None}
+        ops, args = self.ops, self.args
+        positive = {("CONTAINS_OP", 1): 0, ("IS_OP", 1): 0}
+        if _PY < (3, 9):  # COMPARE_OP 7 is ``not in``, 9 ``is not``
+            positive.update({("COMPARE_OP", 7): 6, ("COMPARE_OP", 9): 8})
+        for i in range(len(ops) - 1):
+            key = (ops[i], args[i])
+            if key in positive and ops[i + 1] == "POP_JUMP_IF_FALSE" and i + 1 not in targets:
+                args[i] = positive[key]
+                self.swapped[i + 1] = not self.swapped[i + 1]
 
     def _mark_bookkeeping(self) -> None:
         """Blank out constants that only record where the code was written.
