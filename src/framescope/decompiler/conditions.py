@@ -117,7 +117,9 @@ def resolve_pops(cond: Cond) -> Cond:
             pops, dest = block.instrs[:-1], block.jump
         else:
             pops, dest = block.instrs, block.fall
-        if not pops or dest is None or any(ins.op != "POP_TOP" for ins in pops) or len(arm.stack) < len(pops):
+        if dest is None or any(ins.op != "POP_TOP" for ins in pops) or len(arm.stack) < len(pops):
+            continue
+        if not pops and block.last.op != "JUMP":
             continue
         setattr(cond, side + "_block", dest)
         setattr(cond, side + "_state", State(arm.stack[:len(arm.stack) - len(pops)]))
