@@ -85,9 +85,9 @@ class Frame:
     #: The frame's local variables so far: its arguments (a fresh copy, changes are lost).
     f_locals: Dict[str, object]
     #: The globals of the frame's function.
-    f_globals: Dict[str, object]
+    f_globals: Dict[str, object] = field(repr=False)
     #: The builtins the frame sees.
-    f_builtins: Dict[str, object]
+    f_builtins: Dict[str, object] = field(repr=False)
     #: The current line: the ``def`` line, since the frame has not started yet.
     f_lineno: int
 
@@ -138,6 +138,8 @@ class _Session:
     def __init__(self, callback: Callback) -> None:
         #: The user's callback.
         self.callback = callback
+        #: The callback that was installed before this session (None: no hook).
+        self.prior: object = None
         #: id(code) -> (code, frame_state dict) for each code object passed to the callback.
         self.frame_states: Dict[int, Tuple[types.CodeType, Dict[Any, Any]]] = {}
         #: Code objects marked "skip", to unmark when the session ends.
@@ -147,7 +149,7 @@ class _Session:
         #: False once the session ended: its entries' guards then always fail.
         self.live = True
         #: An exception a guard raised, to raise from the next callback call.
-        self.guard_error: Optional[GuardError] = None
+        self.guard_error: Optional[BaseException] = None
 
     def __call__(self, frame: Any, cache_entry: object, frame_state: object) -> object:
         # torch calls this with its own callback slot emptied, so neither this method nor
@@ -199,15 +201,18 @@ class _Session:
                 return False
             try:
                 return bool(guard(f_locals))
-            except Exception as exc:
+            except BaseException as exc:
                 # torch swallows a guard's exception as "guard failed"; keep it, fail every
                 # guard of this session for this call, and raise it from the callback call
-                # that the miss leads to.
-                self.guard_error = GuardError(
-                    "guard %s of %s raised %s: %s"
-                    % (entry.text, _where(code), type(exc).__name__, _one_line(exc))
-                )
-                self.guard_error.__cause__ = exc
+                # that the miss leads to (KeyboardInterrupt and the like as they are).
+                if isinstance(exc, Exception):
+                    error = GuardError(
+                        "guard %s of %s raised %s: %s"
+                        % (entry.text, _where(code), type(exc).__name__, _one_line(exc))
+                    )
+                    error.__cause__ = exc
+                    exc = error
+                self.guard_error = exc
                 return False
 
         return predicate
@@ -237,15 +242,19 @@ class _Session:
         self.frame_states = {}
 
 
-def _install(callback: Callback) -> Tuple[_Session, object]:
+def _install(callback: Callback) -> _Session:
     session = _Session(callback)
-    prior = _torch.set_eval_frame(session)
-    if isinstance(prior, _Session):
-        prior.suspend()
-    return session, prior
+    session.prior = _torch.set_eval_frame(session)
+    if isinstance(session.prior, _Session):
+        session.prior.suspend()
+    return session
 
 
-def _uninstall(session: _Session, prior: object) -> None:
+def _uninstall(session: _Session) -> None:
+    prior = session.prior
+    # Hooks removed out of order must not come back: restore the newest one still live.
+    while isinstance(prior, _Session) and not prior.live:
+        prior = prior.prior
     # Restore first: what runs below must not reach the session's callback.
     _torch.set_eval_frame(prior)
     session.close()
@@ -266,21 +275,20 @@ class hook:
             raise TypeError("hook() needs a callable, not %s" % type(callback).__name__)
         #: The user's callback.
         self.callback = callback
-        self._installed: Optional[Tuple[_Session, object]] = None
+        self._session: Optional[_Session] = None
 
     def __enter__(self) -> "hook":
-        if self._installed is not None:
+        if self._session is not None:
             raise RuntimeError("this evalframe.hook is already installed")
-        self._installed = _install(self.callback)
+        self._session = _install(self.callback)
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        session, prior = self._installed  # type: ignore[misc]
-        self._installed = None
-        _uninstall(session, prior)
+        session, self._session = self._session, None
+        _uninstall(session)  # type: ignore[arg-type]
 
 
-_thread = threading.local()  # .installed: (session, prior) of set_callback, per thread
+_thread = threading.local()  # .installed: the session of set_callback, per thread
 
 
 def set_callback(callback: Optional[Callback]) -> Optional[Callback]:
@@ -294,8 +302,8 @@ def set_callback(callback: Optional[Callback]) -> Optional[Callback]:
     previous = None
     if installed is not None:
         _thread.installed = None
-        _uninstall(*installed)
-        previous = installed[0].callback
+        _uninstall(installed)
+        previous = installed.callback
     if callback is not None:
         _thread.installed = _install(callback)
     return previous
@@ -606,12 +614,10 @@ def _frame_locals(target: Tuple[types.FunctionType, object], args: tuple, kwargs
     return f_locals
 
 
-_SCALARS = frozenset([int, float, bool, complex, str, bytes, type(None)])
-
-
 def signature_key(*args: Any, **kwargs: Any) -> Hashable:
     """A key for :class:`Dispatcher`: each argument's type and, for tensors, shape, strides,
-    dtype, device and requires_grad; for scalars, the value; for other objects, the identity.
+    dtype, device and requires_grad; for scalars, the value; for lists and tuples, the key of
+    each item; for other objects, the identity.
     """
     key: Tuple[Hashable, ...] = tuple(map(_value_key, args))
     if kwargs:
@@ -619,16 +625,33 @@ def signature_key(*args: Any, **kwargs: Any) -> Hashable:
     return key
 
 
+_SCALARS = frozenset([int, float, bool, complex, str, bytes, type(None)])
+_SCALAR, _TENSOR, _SEQUENCE, _OBJECT = range(4)
+_KINDS: Dict[type, int] = {}  # type -> how _value_key treats it; the key is on the hot path
+
+
 def _value_key(value: Any) -> Hashable:
     kind = type(value)
-    if kind in _SCALARS:
+    how = _KINDS.get(kind)
+    if how is None:
+        how = _KINDS[kind] = _classify(kind)
+    if how == _TENSOR:
+        return kind, value.shape, value.stride(), value.dtype, value.device, value.requires_grad
+    if how == _SCALAR:
         return kind, value
-    if kind is tuple or kind is list:
+    if how == _SEQUENCE:
         return (kind,) + tuple(map(_value_key, value))
-    stride = getattr(value, "stride", None)
-    if stride is not None and hasattr(value, "dtype"):  # a tensor
-        return kind, value.shape, stride(), value.dtype, value.device, value.requires_grad
     return kind, id(value)
+
+
+def _classify(kind: type) -> int:
+    if kind in _SCALARS:
+        return _SCALAR
+    if kind is tuple or kind is list:
+        return _SEQUENCE
+    if all(hasattr(kind, name) for name in ("shape", "stride", "dtype", "device", "requires_grad")):
+        return _TENSOR
+    return _OBJECT
 
 
 # --------------------------------------------------------------------------- helpers

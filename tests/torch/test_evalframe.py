@@ -370,6 +370,27 @@ def test_set_callback_and_reset(run_python):
     }
 
 
+@pytest.mark.needs_subprocess
+def test_hooks_removed_out_of_order_do_not_come_back(run_python):
+    result = run_hooked(
+        run_python,
+        """
+        seen = []
+        def first(frame, e, s):
+            seen.append(["first", frame.f_code.co_name])
+        def second(frame, e, s):
+            seen.append(["second", frame.f_code.co_name])
+        with evalframe.hook(first):
+            evalframe.set_callback(second)  # installed on top of first
+        f(1)  # leaving the block restored what was there before it: no hook
+        evalframe.reset()  # removes second, and must not bring back first
+        f(2)
+        report(seen=seen, after=repr(torch_internals.current_callback()))
+        """,
+    )
+    assert result == {"seen": [], "after": "None"}
+
+
 # --------------------------------------------------------------------------- bad returns
 
 
@@ -458,6 +479,30 @@ def test_guard_that_raises_gives_guard_error(run_python):
 
 
 @pytest.mark.needs_subprocess
+def test_guard_interrupted_is_not_swallowed(run_python):
+    result = run_hooked(
+        run_python,
+        """
+        def guard(f_locals):
+            raise KeyboardInterrupt
+        def callback(frame, entries, state):
+            if frame.f_code is f.__code__:
+                return evalframe.GuardedCode(f.__code__, guard)
+        with evalframe.hook(callback):
+            first = f(1)
+            try:
+                f(2)
+                caught = None
+            except KeyboardInterrupt:
+                caught = "KeyboardInterrupt"
+        report(first=first, caught=caught, frame=repr(evalframe.Frame(f.__code__, {"x": 1}, globals(), {}, 4)))
+        """,
+    )
+    assert result["first"] == 2 and result["caught"] == "KeyboardInterrupt"
+    assert result["frame"].startswith("Frame(f_code=<code object f") and "f_globals" not in result["frame"]
+
+
+@pytest.mark.needs_subprocess
 def test_callback_that_raises_propagates_from_the_call(run_python):
     result = run_hooked(
         run_python,
@@ -509,6 +554,26 @@ def test_torch_compile_inside_a_hook_and_on_hooked_code(run_python):
     assert result["after"] == ["torch.compile"]
     assert result["recompiled"] == [[1.0, 1.0]] * 3
     assert result["entries"] == 2 and result["k_seen"] == 1
+
+
+@pytest.mark.needs_subprocess
+def test_code_a_hook_skipped_is_not_compiled_until_the_hook_is_removed(run_python):
+    result = run_hooked(
+        run_python,
+        """
+        import torch
+        def k(x):
+            return torch.cos(x)
+        compiled = torch.compile(k, backend="eager")
+        with evalframe.hook(lambda frame, entries, state: None):
+            k(torch.zeros(1))  # skipped by the hook
+            inside = compiled(torch.zeros(1)).tolist()
+            entries_inside = len(evalframe.cache_entries(k))
+        after = compiled(torch.zeros(1)).tolist()
+        report(inside=inside, entries_inside=entries_inside, entries_after=len(evalframe.cache_entries(k)))
+        """,
+    )
+    assert result == {"inside": [1.0], "entries_inside": 0, "entries_after": 1}
 
 
 # --------------------------------------------------------------------------- cache_entries
@@ -725,6 +790,21 @@ def test_dispatcher_on_a_module_method_and_closure():
             assert torch.allclose(dispatcher(x * 2), fn(x * 2))
         assert len(dispatcher.codes) == 1
         assert all(code is not None for code in dispatcher.codes.values())
+
+
+def test_dispatcher_with_a_graph_break():
+    # The code after the break runs uncompiled through the dispatcher, with the same result.
+    def fn(x):
+        y = torch.sin(x) + 1
+        torch._dynamo.graph_break()
+        return y * 2
+
+    dispatcher = evalframe.Dispatcher(fn, backend="eager")
+    x = torch.randn(5)
+    assert torch.allclose(dispatcher(x), fn(x))
+    assert torch.allclose(dispatcher(x + 1), fn(x + 1))
+    [code] = dispatcher.codes.values()
+    assert code is not None and code is not fn.__code__
 
 
 def test_dispatcher_rejects_what_is_not_a_function():
