@@ -42,12 +42,23 @@ class ExceptEnd(ast.stmt):
     _fields = ()
 
 
+class TupleGroup:
+    """Values a stack shuffle reordered for their stores, in the order they were pushed."""
+
+    def __init__(self, values: List[Any]) -> None:
+        self.values = values
+        #: (value, its assignment statement), in store order.
+        self.stores: List[Any] = []
+
+
 class State:
     """The symbolic stack and the statements completed so far."""
 
     def __init__(self, stack: Optional[list] = None) -> None:
         self.stack: List[Any] = list(stack or [])
         self.stmts: List[ast.stmt] = []
+        #: Stores of a tuple assignment seen so far: (target, value), in store order.
+        self.run: List[Any] = []
         #: Set by ``POP_EXCEPT``: the except clause being built is over.
         self.ended = False
         #: Where the code after an ended clause continues inside its last block: (block, index).
@@ -165,7 +176,12 @@ class Simulator:
         state.push(name(ins.arg))
 
     op_LOAD_FAST = op_LOAD_NAME = op_LOAD_GLOBAL = op_LOAD_DEREF = _load
-    op_LOAD_FROM_DICT_OR_DEREF = op_LOAD_FROM_DICT_OR_GLOBALS = _load
+
+    def op_LOAD_FROM_DICT_OR_DEREF(self, ins: Instr, state: State) -> None:
+        state.pop()  # 3.12+: the class namespace from LOAD_LOCALS
+        state.push(name(ins.arg))
+
+    op_LOAD_FROM_DICT_OR_GLOBALS = op_LOAD_FROM_DICT_OR_DEREF
 
     def op_LOAD_CLOSURE(self, ins: Instr, state: State) -> None:
         state.push(name(ins.arg))
@@ -174,7 +190,7 @@ class Simulator:
         state.push(v.SavedLocal(ins.arg))
 
     def op_LOAD_LOCALS(self, ins: Instr, state: State) -> None:
-        state.push(ast.Call(func=name("locals"), args=[], keywords=[]))
+        state.push(v.Namespace())
 
     def op_PUSH_NULL(self, ins: Instr, state: State) -> None:
         state.push(v.NULL)
@@ -239,8 +255,8 @@ class Simulator:
                 raise DecompilationError("class stored under another name")
             self.emit(state, value.node)
             return
-        if isinstance(value, v.SavedLocal):
-            return  # a 3.12+ comprehension restoring the local it hid
+        if isinstance(value, (v.SavedLocal, v.Namespace)):
+            return  # a 3.12+ comprehension restoring a local; 3.13+ saving a class's namespace
         if isinstance(value, v.Chain):
             value.targets.append(as_store(target))
             if state.stack and state.stack[-1] is value:
@@ -251,7 +267,23 @@ class Simulator:
             # The same value is still on the stack: ``a = b = value`` or ``(a := value)``.
             state.stack[-1] = v.Chain(value, [as_store(target)])
             return
-        self.emit(state, ast.Assign(targets=[as_store(target)], value=self.expr(value), type_comment=None))
+        top = state.stack[-1] if state.stack else None
+        if (isinstance(top, ast.expr) and isinstance(value, ast.expr) and not hasattr(value, "_framescope_group")
+                and not getattr(top, "_framescope_copied", False)):
+            # Another value waits under this one: 3.11+ compiles ``a, b = x, y`` as two
+            # loads and two stores in reverse order (no swap).
+            state.run.append((as_store(target), value))
+            return
+        if state.run:
+            pairs = state.run + [(as_store(target), value)]
+            state.run = []
+            self.emit(state, ast.Assign(targets=[ast.Tuple(elts=[t for t, _ in reversed(pairs)], ctx=ast.Store())],
+                                        value=ast.Tuple(elts=[self.expr(x) for _, x in reversed(pairs)],
+                                                        ctx=ast.Load()), type_comment=None))
+            return
+        stmt = ast.Assign(targets=[as_store(target)], value=self.expr(value), type_comment=None)
+        self.emit(state, stmt)
+        self.regroup(state, value, stmt)
 
     def finish_chain(self, state: State, chain: v.Chain) -> None:
         if len(chain.targets) == 1 and isinstance(chain.targets[0], ast.Name):
@@ -410,14 +442,45 @@ class Simulator:
         n = ins.arg
         if len(state.stack) < n:
             raise DecompilationError("stack underflow")
+        self.group(state.stack[-n:])
         state.stack[-1], state.stack[-n] = state.stack[-n], state.stack[-1]
 
     def op_ROT(self, ins: Instr, state: State) -> None:
         n = ins.arg
         if len(state.stack) < n:
             raise DecompilationError("stack underflow")
+        self.group(state.stack[-n:])
         top = state.stack.pop()
         state.stack.insert(len(state.stack) - n + 1, top)
+
+    def group(self, values: List[Any]) -> None:
+        """Values shuffled before their stores: maybe ``a, b = x, y`` (see `regroup`)."""
+        if len(values) not in (2, 3) or not all(isinstance(x, ast.expr) for x in values):
+            return
+        if any(getattr(x, "_framescope_copied", False) or hasattr(x, "_framescope_group") for x in values):
+            return
+        group = TupleGroup(list(values))
+        for value in values:
+            value._framescope_group = group
+
+    def regroup(self, state: State, value: Any, stmt: ast.Assign) -> None:
+        """Once every value of a shuffled group is stored, write the stores as one tuple assignment."""
+        group = getattr(value, "_framescope_group", None)
+        if group is None:
+            return
+        group.stores.append((value, stmt))
+        if len(group.stores) < len(group.values):
+            return
+        stmts = [st for _, st in group.stores]
+        if state.stmts[-len(stmts):] != stmts or any(len(st.targets) != 1 for st in stmts):
+            return
+        by_value = {id(val): st.targets[0] for val, st in group.stores}
+        if len(by_value) != len(group.values):
+            return
+        targets = [by_value[id(val)] for val in group.values]
+        del state.stmts[-len(stmts):]
+        state.stmts.append(ast.Assign(targets=[ast.Tuple(elts=targets, ctx=ast.Store())],
+                                      value=ast.Tuple(elts=list(group.values), ctx=ast.Load()), type_comment=None))
 
     # -- building collections ----------------------------------------------------------------------
     def op_BUILD_TUPLE(self, ins: Instr, state: State) -> None:

@@ -52,6 +52,10 @@ class Exc(Bindable):
     kind: str
 
 
+class Namespace(Marker):
+    """A class body's namespace (``LOAD_LOCALS``), read by 3.12+'s ``LOAD_FROM_DICT_OR_*``."""
+
+
 @dataclass(eq=False)
 class ExcMatch(Marker):
     """The result of testing the current exception against an ``except`` clause's type."""
