@@ -88,3 +88,18 @@ def test_bad_input_is_a_type_error(bad):
 def test_decompilation_error_is_one_line():
     err = DecompilationError("stack underflow", code_name="f", offset=12, opname="POP_TOP")
     assert str(err) == "f, offset 12, POP_TOP: stack underflow"
+
+
+def test_lambda_objects_decompile_to_lambda_expressions():
+    assert decompile(lambda x, y=2: x + y) == "lambda x, y=2: x + y"
+    k = 3
+    assert decompile(lambda x: x + k) == "lambda x: x + k"
+
+
+def test_internal_failures_surface_as_decompilation_errors():
+    # A code object whose bytecode was tampered with cannot be decompiled; the error says so in one line.
+    code = define("def f(a):\n    return a\n").__code__
+    broken = code.replace(co_code=code.co_code[:-2]) if hasattr(code, "replace") else code
+    with pytest.raises(DecompilationError) as info:
+        decompile(broken)
+    assert "\n" not in str(info.value)

@@ -6,7 +6,7 @@ from types import CodeType, FunctionType, MethodType
 from typing import Any, List, Optional, Tuple
 
 from framescope.decompiler.cleanup import clean_body, strip_return_none
-from framescope.decompiler.function import body_of, function_def, nested
+from framescope.decompiler.function import body_of, function_def, lambda_expr, nested
 from framescope.decompiler.values import Function
 from framescope.decompiler.unparse import unparse
 from framescope.errors import DecompilationError
@@ -18,8 +18,25 @@ SIMPLE_DEFAULTS = (int, float, complex, str, bytes, bool, type(None), type(Ellip
 def decompile(obj: Any, *, indent: int = 4, verify: bool = True) -> str:
     """Source text for ``obj``; see `framescope.decompile`."""
     func, code = unwrap(obj)
+    try:
+        return decompile_code(code, func, indent, verify)
+    except DecompilationError:
+        raise
+    except (RecursionError, MemoryError):
+        raise DecompilationError("too deeply nested to decompile", code_name=code.co_name) from None
+    except Exception as err:  # a gap in the decompiler must never look like a user error
+        raise DecompilationError("internal error (%s: %s)" % (type(err).__name__, err),
+                                 code_name=code.co_name) from err
+
+
+def decompile_code(code: CodeType, func: Optional[FunctionType], indent: int, verify: bool) -> str:
     if is_class_body(code):
         tree = ast.Module(body=[nested(Function(code), "class")], type_ignores=[])
+    elif code.co_name == "<lambda>":
+        node = lambda_expr(code, Function(code))
+        if func is not None and func.__defaults__ and all(type(x) in SIMPLE_DEFAULTS for x in func.__defaults__):
+            node.args.defaults = [ast.Constant(value=x) for x in func.__defaults__]
+        tree = ast.Module(body=[ast.Expr(value=node)], type_ignores=[])
     elif code.co_name == "<module>" or not is_function_code(code):
         tree = module_tree(code)
     else:
