@@ -63,7 +63,10 @@ def main():
     parser.add_argument("--repeat", type=int, default=5, help="timed runs; the best one counts")
     options = parser.parse_args()
 
-    print("torch %s, backend %s, %d calls x %d runs" % (torch.__version__, options.backend, options.calls, options.repeat))
+    print(
+        "torch %s, backend %s, %d calls x %d runs"
+        % (torch.__version__, options.backend, options.calls, options.repeat)
+    )
     print("overhead: time per call minus that of the compiled code called directly")
     with torch.no_grad():
         for name, fn, args in cases():
@@ -85,7 +88,8 @@ def main():
                 print("  %-26s %8.2f us/call   overhead %+7.2f us" % (label, us, us - direct))
             overhead_compile = results["torch.compile"] - direct
             overhead_dispatch = results["Dispatcher"] - direct
-            print("  torch.compile / Dispatcher: %.2fx time per call" % (results["torch.compile"] / results["Dispatcher"]))
+            ratio = results["torch.compile"] / results["Dispatcher"]
+            print("  torch.compile / Dispatcher: %.2fx time per call" % ratio)
             if overhead_dispatch > 0.05:
                 print("  torch.compile / Dispatcher: %.1fx overhead" % (overhead_compile / overhead_dispatch))
             else:

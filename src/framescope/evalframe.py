@@ -377,7 +377,9 @@ def cache_entries(obj: object) -> List[CacheEntry]:
             continue
         text = render_guard(raw.code_parts, _local_names(code))
         result.append(
-            CacheEntry(code=raw.code, guard=raw.check, text=text, origin="torch.compile", compile_id=raw.compile_id)
+            CacheEntry(
+                code=raw.code, guard=raw.check, text=text, origin="torch.compile", compile_id=raw.compile_id
+            )
         )
     return result
 
@@ -529,7 +531,9 @@ class Dispatcher:
     strides, dtypes and devices and scalar values, but not global state such as grad mode).
     """
 
-    def __init__(self, fn: Callable[..., Any], key: Optional[Callable[..., Hashable]] = None, **compile_options: Any) -> None:
+    def __init__(
+        self, fn: Callable[..., Any], key: Optional[Callable[..., Hashable]] = None, **compile_options: Any
+    ) -> None:
         func = getattr(fn, "__func__", fn)
         if not isinstance(func, types.FunctionType):
             raise TypeError("Dispatcher needs a Python function or method, not %s" % type(fn).__name__)
@@ -584,7 +588,9 @@ class Dispatcher:
                 return func, getattr(item, "__self__", None) if func is not item else None
         return None
 
-    def _used_code(self, target: Tuple[types.FunctionType, object], args: tuple, kwargs: dict) -> Optional[types.CodeType]:
+    def _used_code(
+        self, target: Tuple[types.FunctionType, object], args: tuple, kwargs: dict
+    ) -> Optional[types.CodeType]:
         # The entry just used went to the front of the list, so it is the first one whose
         # guard passes on these arguments.
         f_locals = _frame_locals(target, args, kwargs)

@@ -195,7 +195,8 @@ def test_guarded_code_replaces_and_guards_choose(run_python):
     # it; 0 passes neither guard, so the callback sees it (and installs an entry for it).
     assert result["calls"] == [3, -4, 0]
     assert result["values"] == [6, 10, 4, 6, 14, 0]
-    assert result["shown"] == [[], [["x > 0", "framescope", "double"]], [["x > 0", "framescope", "double"], ["x < 0", "framescope", "negate"]]]
+    double, negate = ["x > 0", "framescope", "double"], ["x < 0", "framescope", "negate"]
+    assert result["shown"] == [[], [double], [double, negate]]
     # Listed in the order they are tried: newest or most recently used first.
     assert result["listed"] == [["x < 0", "framescope"], ["x > 0", "framescope"], ["x < 0", "framescope"]]
     assert result["after"] == 0 and result["plain"] == 4
@@ -306,7 +307,7 @@ def test_exception_in_with_block_removes_the_hook(run_python):
         """
         names = []
         try:
-            with evalframe.hook(lambda frame, e, s: names.append(frame.f_code.co_name) or evalframe.RUN_ORIGINAL):
+            with evalframe.hook(lambda frame, e, s: names.append(frame.f_code.co_name)):
                 f(1)
                 raise KeyError("boom")
         except KeyError:
@@ -389,6 +390,39 @@ def test_hooks_removed_out_of_order_do_not_come_back(run_python):
         """,
     )
     assert result == {"seen": [], "after": "None"}
+
+
+@pytest.mark.needs_subprocess
+@pytest.mark.needs_threads
+def test_hooks_are_per_thread(run_python):
+    result = run_hooked(
+        run_python,
+        """
+        import threading
+        seen = []
+        def make(name):
+            return lambda frame, e, s: seen.append([name, frame.f_code.co_name, frame.f_locals.get("x")])
+        main_hook, worker_hook = make("main"), make("worker")
+        def worker():
+            f(10)  # the main thread's hook must not see this
+            with evalframe.hook(worker_hook):
+                f(11)
+        with evalframe.hook(main_hook):
+            thread = threading.Thread(target=worker)
+            thread.start()
+            thread.join()
+            f(1)
+        report(seen=[item for item in seen if item[1] == "f"])
+        """,
+    )
+    assert result["seen"] == [["worker", "f", 11], ["main", "f", 1]]
+
+
+def test_hook_and_set_callback_reject_what_is_not_callable():
+    with pytest.raises(TypeError, match="hook\\(\\) needs a callable, not int"):
+        evalframe.hook(42)
+    with pytest.raises(TypeError, match="set_callback\\(\\) needs a callable or None, not str"):
+        evalframe.set_callback("f")
 
 
 # --------------------------------------------------------------------------- bad returns
@@ -495,7 +529,8 @@ def test_guard_interrupted_is_not_swallowed(run_python):
                 caught = None
             except KeyboardInterrupt:
                 caught = "KeyboardInterrupt"
-        report(first=first, caught=caught, frame=repr(evalframe.Frame(f.__code__, {"x": 1}, globals(), {}, 4)))
+        frame = evalframe.Frame(f.__code__, {"x": 1}, globals(), {}, 4)
+        report(first=first, caught=caught, frame=repr(frame))
         """,
     )
     assert result["first"] == 2 and result["caught"] == "KeyboardInterrupt"
