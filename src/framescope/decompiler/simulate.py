@@ -167,7 +167,9 @@ class Simulator:
             state.push(const_expr(value))
 
     def op_LOAD_COMMON_CONSTANT(self, ins: Instr, state: State) -> None:
-        state.push(name(ins.arg))
+        node = name(ins.arg)
+        node._framescope_builtin = True  # 3.14 tests ``f is all`` before inlining ``all(genexpr)``
+        state.push(node)
 
     def op_LOAD_ASSERTION_ERROR(self, ins: Instr, state: State) -> None:
         state.push(AssertionErrorName(id="AssertionError", ctx=ast.Load()))

@@ -214,6 +214,13 @@ class Structurer:
     def branch(self, block: Block, stop: Optional[Block], state: State) -> Optional[Block]:
         cond = collect_condition(self, block, state)
         join = self.join(cond, stop)
+        if is_builtin_check(cond.expr):
+            # 3.14 inlines ``all``/``any``/``tuple`` of a generator expression when the name is
+            # the builtin; the other arm is the plain call the source wrote.
+            end = self.walk(cond.false_block, join, cond.false_state)
+            state.stack[:] = cond.false_state.stack
+            state.stmts.extend(cond.false_state.stmts)
+            return end
         true_state, false_state = cond.true_state, cond.false_state
         true_end = self.walk(cond.true_block, join, true_state)
         false_end = self.walk(cond.false_block, join, false_state)
@@ -835,6 +842,11 @@ class Region:
 
     def contains(self, block: Block) -> bool:
         return self.hmap.covers(block, self.handler)
+
+
+def is_builtin_check(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Is)
+            and getattr(test.comparators[0], "_framescope_builtin", False))
 
 
 def strip_reraise(body: List[ast.stmt]) -> Optional[List[ast.stmt]]:
