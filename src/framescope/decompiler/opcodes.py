@@ -27,7 +27,7 @@ import sys
 from types import CodeType
 from typing import Callable, Dict, List, Optional
 
-from framescope.decompiler.instructions import Handler, Instr
+from framescope.decompiler.instructions import POP_JUMPS, Handler, Instr
 
 PY = sys.version_info[:2]
 
@@ -101,7 +101,7 @@ class Translator:
             from framescope.decompiler.finally38 import inline_finally
 
             instrs = inline_finally(instrs, len(self.code.co_code))
-        return retarget(fold_async_for(fold_send_loops(drop_block_setup(instrs))))
+        return cover_jumps(retarget(fold_async_for(fold_send_loops(drop_block_setup(instrs)))))
 
     def emit(self, ins, op: str, arg=None, target: Optional[int] = None) -> Instr:
         if target is None and op in ("JUMP", "POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE",
@@ -475,6 +475,18 @@ def retarget(instrs: List[Instr]) -> List[Instr]:
             i = bisect.bisect_left(offsets, ins.handler.target)
             if i < len(offsets):
                 ins.handler = Handler(offsets[i], ins.handler.depth, ins.handler.lasti)
+    return instrs
+
+
+def cover_jumps(instrs: List[Instr]) -> List[Instr]:
+    """Give a jump that tests a value computed in a try or with body that body's handler.
+
+    Jumps cannot raise, so the exception table may leave them out of the range
+    around them (3.12+ does); the structurer needs the statement's blocks whole.
+    """
+    for prev, ins in zip(instrs, instrs[1:]):
+        if ins.handler is None and prev.handler is not None and ins.op in POP_JUMPS:
+            ins.handler = prev.handler
     return instrs
 
 
