@@ -511,6 +511,8 @@ class Structurer:
         """Whether two blocks continue alike: the same block, or copies of one finally body."""
         if a is b:
             return True
+        if a is not None and b is not None and a.succs() == b.succs() and same_run(a.instrs, b.instrs):
+            return True  # 3.12+ copies small blocks (``POP_EXCEPT; JUMP``) into each predecessor
         copies = self.cfg.finally_copies
         return a in copies and b in copies and copies[a] is copies[b]
 
