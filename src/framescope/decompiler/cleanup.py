@@ -90,15 +90,15 @@ def strip_return_none(body: List[ast.stmt]) -> List[ast.stmt]:
 
 def declarations(code: CodeType, body: List[ast.stmt]) -> List[ast.stmt]:
     """``global``/``nonlocal`` statements the stores and deletes of ``code`` need."""
-    import dis
+    from framescope.decompiler.opcodes import canonical_instructions
 
     explicit_globals, assigned_free = [], []
-    for ins in dis.get_instructions(code):
-        if ins.opname in ("STORE_GLOBAL", "DELETE_GLOBAL") and ins.argval not in explicit_globals:
-            explicit_globals.append(ins.argval)
-        if ins.opname in ("STORE_DEREF", "DELETE_DEREF") and ins.argval in code.co_freevars \
-                and ins.argval not in assigned_free:
-            assigned_free.append(ins.argval)
+    for ins in canonical_instructions(code):
+        if ins.op in ("STORE_GLOBAL", "DELETE_GLOBAL") and ins.arg not in explicit_globals:
+            explicit_globals.append(ins.arg)
+        if ins.op in ("STORE_DEREF", "DELETE_DEREF") and ins.arg in code.co_freevars \
+                and ins.arg not in assigned_free:
+            assigned_free.append(ins.arg)
     out: List[ast.stmt] = []
     if explicit_globals:
         out.append(ast.Global(names=explicit_globals))

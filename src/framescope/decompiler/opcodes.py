@@ -23,6 +23,7 @@ Exception ranges come from the exception table on 3.11+ and from the block stack
 (``SETUP_FINALLY``/``SETUP_WITH``/``POP_BLOCK``) on 3.8-3.10, see `blockstack.py`.
 """
 import dis
+import functools
 import sys
 from types import CodeType
 from typing import Callable, Dict, List, Optional
@@ -492,7 +493,12 @@ def cover_jumps(instrs: List[Instr]) -> List[Instr]:
 
 def canonical_instructions(code: CodeType) -> List[Instr]:
     """The canonical instruction list of ``code`` (pass 1 of the decompiler)."""
-    return Translator(code).run()
+    return list(_canonical(code))
+
+
+@functools.lru_cache(maxsize=64)
+def _canonical(code: CodeType) -> tuple:
+    return tuple(Translator(code).run())
 
 
 def docstring(code: CodeType) -> Optional[str]:
