@@ -403,6 +403,8 @@ def fold_send_loops(instrs: List[Instr]) -> List[Instr]:
             out.append(Instr("YIELD_FROM", None, ins.offset, None, ins.line, handler, "SEND"))
             end_sends.add(ins.target)
             i += 3
+            if i < len(instrs) and instrs[i].op == "CLEANUP_THROW":
+                i += 1  # 3.14 places the loop's throw() handler right after it
             continue
         out.append(ins)
         i += 1
