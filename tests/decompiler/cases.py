@@ -98,5 +98,6 @@ CASES: List[Case] = [
          "            i += 1\n            if i > 5:\n                raise\n        else:\n            break\n    return x, i", ["(0,)", "(3,)"]),
     Case("return_in_loop", "def f(xs, k):\n    for x in xs:\n        if x == k and x is not None:\n            return x\n    return -1",
          ["([1, 2], 2)", "([1], 5)"]),
+    Case("starred_displays", "def f(a, b):\n    return [*a, b, 1], {*a, b}, {**b, 'k': 1}", ["([1, 2], {'x': 0})"]),
     Case("keyword_only", "def f(a, /, b, *, c, d=4):\n    return a, b, c, d", ['(1, 2)']),
 ]

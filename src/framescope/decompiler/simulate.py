@@ -594,17 +594,34 @@ class Simulator:
         else:
             state.push((ast.Tuple if kind == "tuple" else ast.List)(elts=elts, ctx=ast.Load()))
 
+    def in_display(self, state: State, depth: int, kind) -> bool:
+        """Whether an append adds to a literal being built (``[*a, b]``), not to a comprehension.
+
+        A comprehension's collection lies below the loop's iterator; a display's is
+        reached without passing one.
+        """
+        if len(state.stack) < depth:
+            return False
+        target = state.stack[-depth]
+        between = state.stack[len(state.stack) - depth + 1:]
+        return isinstance(target, kind) and not any(isinstance(x, v.Iterator) for x in between)
+
     def op_LIST_APPEND(self, ins: Instr, state: State) -> None:
         value = self.pop_expr(state)
+        if self.in_display(state, ins.arg, (ast.List, ast.Set)):
+            state.stack[-ins.arg].elts.append(value)
+            return
         self.emit(state, CompAppend(value=value, key=None, depth=ins.arg))
 
-    def op_SET_ADD(self, ins: Instr, state: State) -> None:
-        value = self.pop_expr(state)
-        self.emit(state, CompAppend(value=value, key=None, depth=ins.arg))
+    op_SET_ADD = op_LIST_APPEND
 
     def op_MAP_ADD(self, ins: Instr, state: State) -> None:
         value = self.pop_expr(state)
         key = self.pop_expr(state)
+        if self.in_display(state, ins.arg, ast.Dict):
+            state.stack[-ins.arg].keys.append(key)
+            state.stack[-ins.arg].values.append(value)
+            return
         self.emit(state, CompAppend(value=value, key=key, depth=ins.arg))
 
     # -- f-strings ---------------------------------------------------------------------------------

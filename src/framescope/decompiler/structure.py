@@ -685,7 +685,7 @@ class Structurer:
     def for_loop(self, header: Block, body: Set[Block], state: State) -> Optional[Block]:
         iterator = state.stack[-1] if state.stack else None
         if isinstance(iterator, ast.Name) and iterator.id == ".0":  # a comprehension's argument
-            iterator = v.Iterator(iterator)
+            iterator = state.stack[-1] = v.Iterator(iterator)
         if not isinstance(iterator, v.Iterator):
             raise self.error("for loop over a non-iterator", header)
         exit = header.jump
