@@ -99,5 +99,9 @@ CASES: List[Case] = [
     Case("return_in_loop", "def f(xs, k):\n    for x in xs:\n        if x == k and x is not None:\n            return x\n    return -1",
          ["([1, 2], 2)", "([1], 5)"]),
     Case("starred_displays", "def f(a, b):\n    return [*a, b, 1], {*a, b}, {**b, 'k': 1}", ["([1, 2], {'x': 0})"]),
+    Case("nested_except_return", "def f(mon, names):\n    try:\n        mon = names.index(mon) + 1\n    except ValueError:\n"
+         "        try:\n            imon = int(mon)\n        except ValueError:\n            return None\n"
+         "        if 1 <= imon <= 12:\n            mon = imon\n        else:\n            return None\n    return mon",
+         ["('b', ['a', 'b'])", "('7', [])", "('x', [])", "('40', [])"]),
     Case("keyword_only", "def f(a, /, b, *, c, d=4):\n    return a, b, c, d", ['(1, 2)']),
 ]

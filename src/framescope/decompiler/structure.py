@@ -24,7 +24,7 @@ from framescope.decompiler.conditions import Cond, boolop, collect_condition, ne
 from framescope.decompiler.cleanup import build as build_comprehension
 from framescope.decompiler.cleanup import collect as collect_generators
 from framescope.decompiler.handlers import IMPLICIT, TRY, WITH, HandlerMap
-from framescope.decompiler.instructions import JUMPS, Handler, Instr
+from framescope.decompiler.instructions import JUMPS, OR_POP_JUMPS, POP_JUMPS, Handler, Instr
 from framescope.decompiler.opcodes import handler_entry_values
 from framescope.decompiler.simulate import CompAppend, ExceptEnd, Simulator, State
 from framescope.errors import DecompilationError
@@ -111,6 +111,11 @@ class Structurer:
                 if loop_jump is not None:
                     state.stmts.append(loop_jump)
                     return None
+                if block.instrs[0].op == "POP_EXCEPT" and block.last.op in ("RETURN_VALUE", "RAISE_VARARGS"):
+                    # A return from nested except clauses releases each one's exception in turn.
+                    for ins in block.instrs:
+                        self.sim.step(ins, state)
+                    return None
                 return block
             loop_jump = None if entering else self.loop_control(block, stop)
             entering = False
@@ -173,6 +178,8 @@ class Structurer:
             n = len(block.instrs)
             if n >= len(instrs) and same_run(block.instrs[n - len(instrs):], instrs):
                 return True
+            if block.last.op in POP_JUMPS or block.last.op in OR_POP_JUMPS:
+                return False  # only straight-line code after the try is what the clause repeats
             block = block.fall if block.fall is not None else block.jump
             seen += 1
         return False
@@ -527,6 +534,8 @@ class Structurer:
                     block = self.cfg.split(block, n - len(copied))
                     self.ipdom = postdominators(self.cfg)
                 return block
+            if block.last.op in POP_JUMPS or block.last.op in OR_POP_JUMPS:
+                break
             block = block.fall if block.fall is not None else block.jump
             seen += 1
         if tail is not None:
