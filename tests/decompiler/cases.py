@@ -7,7 +7,7 @@ decompiler checks it itself), then runs the decompiled function on the same
 arguments and requires the same result or the same exception type.
 """
 import sys
-from typing import Dict, List, NamedTuple, Tuple
+from typing import List, NamedTuple, Tuple
 
 PY = sys.version_info[:2]
 

@@ -1,6 +1,5 @@
 """framescope.decompile on every kind of object, readable output, and bad input."""
 import functools
-import sys
 import textwrap
 
 import pytest

@@ -16,7 +16,7 @@ from framescope.decompiler.normalize import normalize
 from framescope.decompiler.cleanup import clean_body, comprehension, function_body, class_body
 from framescope.decompiler.opcodes import canonical_instructions, docstring
 from framescope.decompiler.signature import arguments
-from framescope.decompiler.simulate import Simulator, State, is_none
+from framescope.decompiler.simulate import Simulator, State
 from framescope.errors import DecompilationError
 
 
@@ -94,8 +94,6 @@ def nested(func: v.Function, target: Any = None, iterator: Optional[v.Iterator] 
 def lambda_expr(code: CodeType, func: v.Function) -> ast.Lambda:
     body = clean_body(body_of(code))
     if len(body) != 1 or not isinstance(body[0], ast.Return):
-        if code.co_flags & inspect.CO_GENERATOR and len(body) == 2:
-            pass
         raise DecompilationError("lambda body is not one expression", code_name=code.co_name)
     args = arguments(code, tuple_items(func.defaults), dict_items(func.kwdefaults))
     value = body[0].value
@@ -133,5 +131,3 @@ def annotation_items(node: Any) -> Dict[str, ast.expr]:
         return {items[i]: ast.Constant(value=items[i + 1]) for i in range(0, len(items), 2)}
     raise DecompilationError("annotations are not a dict")
 
-
-__all__ = ["body_of", "function_def", "nested", "is_none"]

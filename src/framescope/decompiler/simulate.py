@@ -8,7 +8,7 @@ reads the stack itself at jumps.
 """
 import ast
 from types import CodeType
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, List, Optional
 
 from framescope.decompiler import values as v
 from framescope.decompiler.instructions import Instr
@@ -237,8 +237,6 @@ class Simulator:
         if isinstance(value, v.ImportedName):
             asname = target.id if isinstance(target, ast.Name) else None
             value.module.names.append((value.name, asname))
-            if state.stack and state.stack[-1] is value.module and value.module.fromlist is None:
-                pass
             return
         if isinstance(value, v.Module):
             self.store_import(state, value, target)
@@ -288,9 +286,6 @@ class Simulator:
         self.regroup(state, value, stmt)
 
     def finish_chain(self, state: State, chain: v.Chain) -> None:
-        if len(chain.targets) == 1 and isinstance(chain.targets[0], ast.Name):
-            # ``(x := value)`` as a statement would need parentheses; an assignment compiles alike.
-            pass
         self.emit(state, ast.Assign(targets=list(chain.targets), value=self.expr(chain.value), type_comment=None))
 
     def finish_unpack(self, state: State, group: v.Unpack) -> None:
@@ -947,5 +942,3 @@ def const_value(node: Any) -> Any:
 def class_stmt(value: Any) -> Optional[ast.ClassDef]:
     return value.node if isinstance(value, ClassValue) else None
 
-
-Store = Dict[str, Any]
