@@ -9,15 +9,15 @@ interpreter pushes six values (the previous and the current exception as type, v
 traceback triples) on top of the block's stack level.
 """
 import dis
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from framescope.decompiler.instructions import Handler
 
 UNCONDITIONAL = frozenset({"JUMP_FORWARD", "JUMP_ABSOLUTE", "RETURN_VALUE", "RAISE_VARARGS", "RERAISE"})
 SETUPS = frozenset({"SETUP_FINALLY", "SETUP_WITH", "SETUP_ASYNC_WITH"})
 
-#: A pushed block: (handler offset, stack level); the level -1 marks an EXCEPT_HANDLER block.
-Block = Tuple[int, int]
+#: A pushed block: (handler offset, stack level); the offset None marks an EXCEPT_HANDLER block.
+Block = Tuple[Optional[int], int]
 
 
 def legacy_handlers(code, raw) -> Dict[int, Handler]:
@@ -33,14 +33,14 @@ def legacy_handlers(code, raw) -> Dict[int, Handler]:
             if ins.offset in seen:
                 break
             seen[ins.offset] = (blocks, depth)
-            finally_blocks = [b for b in blocks if b[1] >= 0]
+            finally_blocks = [b for b in blocks if b[0] is not None]
             if finally_blocks:
                 target, level = finally_blocks[-1]
                 handlers[ins.offset] = Handler(target, level, False)
             name = ins.opname
             if name in SETUPS:
                 level = depth if name != "SETUP_ASYNC_WITH" else depth - 1
-                handler_blocks = blocks + ((-1, -1),)
+                handler_blocks = blocks + ((None, 0),)
                 work.append((index[ins.argval], handler_blocks, level + 6))
                 blocks = blocks + ((ins.argval, level),)
             elif name == "POP_BLOCK" and blocks:
@@ -59,6 +59,6 @@ def legacy_handlers(code, raw) -> Dict[int, Handler]:
                     work.append((index.get(ins.argval, -1), blocks, depth + jump_effect))
             if name in UNCONDITIONAL:
                 break
-            depth += effect
+            depth = max(0, depth + effect)  # GEN_START pops a value the walk never pushed
             i += 1
     return handlers
