@@ -243,6 +243,8 @@ class Structurer:
             return join
         if true_end is not None and false_end is not None and len(true_state.stack) != len(false_state.stack):
             raise self.error("branches leave different stacks", block)
+        if true_end is not None and false_end is not None and self.same_place(true_end, false_end):
+            false_end = true_end  # two copies of one block (3.10+ copies small exits)
         if true_end is not None and false_end is not None and true_end is not false_end:
             # Leaving a protected region: an arm that goes straight on to a return, raise,
             # break or continue is that statement, run after the region's clean-up code.
