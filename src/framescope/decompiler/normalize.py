@@ -29,6 +29,13 @@ def same_run(a: List[Instr], b: List[Instr]) -> bool:
     return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
 
 
+def same_exit(a: Optional[Block], b: Optional[Block]) -> bool:
+    """The same block, or two copies of one block that ends the function (3.11+ copies those)."""
+    if a is b:
+        return True
+    return a is not None and b is not None and not a.succs() and not b.succs() and same_run(a.instrs, b.instrs)
+
+
 def normalize(cfg: CFG) -> None:
     changed = unrotate_loops(cfg)
     changed = split_loop_tails(cfg) or changed
@@ -201,10 +208,10 @@ def rotated_copy(latch: Block, test: List[Instr], head: Block, body: Block, exit
     if not same_run(copy, test):
         return None
     last = latch.last
-    if last.op == OPPOSITE.get(head.last.op) and latch.jump is body and latch.fall is exit:
+    if last.op == OPPOSITE.get(head.last.op) and latch.jump is body and same_exit(latch.fall, exit):
         return latch
     # 3.12+: the copy keeps the test's sense and falls into a block that jumps back.
-    if last.op == head.last.op and latch.jump is exit and latch.fall is not None:
+    if last.op == head.last.op and same_exit(latch.jump, exit) and latch.fall is not None:
         back = latch.fall
         if len(back.instrs) == 1 and back.last.op == "JUMP" and back.jump is body and back.preds == [latch]:
             return back
