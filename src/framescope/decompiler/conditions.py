@@ -61,15 +61,32 @@ class Cond:
                     self.true_state, self.false_kept, self.true_kept)
 
 
+#: Tests whose negation is the opposite operator: the compiler turns ``not (a in b)``
+#: into ``a not in b`` and jumps on either the same way (the reversed jump is equivalent).
+FLIPPED = {ast.Is: ast.IsNot, ast.IsNot: ast.Is, ast.In: ast.NotIn, ast.NotIn: ast.In}
+
+
 def negate(node: ast.expr) -> ast.expr:
+    """The negation of a condition tested by a jump, with as few ``not`` as possible."""
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
         return node.operand
-    if getattr(node, "_framescope_none_test", False):
-        test = ast.IsNot() if isinstance(node.ops[0], ast.Is) else ast.Is()
-        flipped = ast.Compare(left=node.left, ops=[test], comparators=node.comparators)
-        flipped._framescope_none_test = True
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in FLIPPED:
+        flipped = ast.Compare(left=node.left, ops=[FLIPPED[type(node.ops[0])]()], comparators=node.comparators)
+        flipped._framescope_none_test = getattr(node, "_framescope_none_test", False)
         return flipped
+    if isinstance(node, ast.BoolOp):
+        # De Morgan, when most operands are negations already: ``not (not a or b)`` → ``a and not b``.
+        negated = sum(1 for v in node.values if is_negation(v))
+        if 2 * negated >= len(node.values):
+            dual = ast.And() if isinstance(node.op, ast.Or) else ast.Or()
+            return ast.BoolOp(op=dual, values=[negate(v) for v in node.values])
     return ast.UnaryOp(op=ast.Not(), operand=node)
+
+
+def is_negation(node: ast.expr) -> bool:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return True
+    return isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.IsNot, ast.NotIn))
 
 
 def simple_condition(st: "Structurer", block: Block, state: State) -> Cond:
