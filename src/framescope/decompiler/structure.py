@@ -262,6 +262,12 @@ class Structurer:
         if returned is not None:
             state.stmts.append(ast.Return(value=returned))
             return None
+        if body and orelse and laid_out_first(cond.false_block, cond.true_block):
+            # The arm the compiler placed first is the one the source wrote first.
+            test, body, orelse = negate(test), orelse, body
+            true_state, false_state = false_state, true_state
+            true_end, false_end = false_end, true_end
+            cond = cond.negated()
         if true_end is None and false_end is None:
             shared = common_tail(body, orelse)
             if shared:
@@ -883,6 +889,10 @@ def strip_reraise(body: List[ast.stmt]) -> Optional[List[ast.stmt]]:
         last.orelse = rest or []
         return body
     return None
+
+
+def laid_out_first(a: Optional[Block], b: Optional[Block]) -> bool:
+    return a is not None and b is not None and a.index < b.index
 
 
 def common_tail(a: List[ast.stmt], b: List[ast.stmt]) -> List[ast.stmt]:
