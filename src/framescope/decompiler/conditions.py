@@ -75,12 +75,17 @@ def negate(node: ast.expr) -> ast.expr:
         flipped._framescope_none_test = getattr(node, "_framescope_none_test", False)
         return flipped
     if isinstance(node, ast.BoolOp):
-        # De Morgan, when most operands are negations already: ``not (not a or b)`` → ``a and not b``.
-        negated = sum(1 for v in node.values if is_negation(v))
-        if 2 * negated >= len(node.values):
+        # De Morgan, when it spells fewer ``not``: ``not (x is None or y)`` → ``x is not None and not y``.
+        before = 1 + sum(1 for v in node.values if isinstance(v, ast.UnaryOp) and isinstance(v.op, ast.Not))
+        after = sum(0 if is_negation(v) or flips(v) else 1 for v in node.values)
+        if after <= before:
             dual = ast.And() if isinstance(node.op, ast.Or) else ast.Or()
             return ast.BoolOp(op=dual, values=[negate(v) for v in node.values])
     return ast.UnaryOp(op=ast.Not(), operand=node)
+
+
+def flips(node: ast.expr) -> bool:
+    return isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in FLIPPED
 
 
 def is_negation(node: ast.expr) -> bool:
