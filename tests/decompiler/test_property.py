@@ -77,4 +77,3 @@ def test_the_check_can_fail():
     wrong = "def f(a):\n    return a\n"
     assert compare_code(code, recompile_function(wrong, code)) is not None
     assert api.decompile(code) == source.rstrip("\n")
-    assert sys.version_info >= (3, 8)

@@ -45,12 +45,26 @@ def decompile_code(code: CodeType, func: Optional[FunctionType], indent: int, ve
             add_defaults(node, func)
         tree = ast.Module(body=[node], type_ignores=[])
     try:
-        source = unparse(tree, indent=indent)
+        source = layout(tree, indent)
     except (ValueError, TypeError) as err:  # a node the printer cannot spell: a decompiler gap
         raise DecompilationError("cannot print the result (%s)" % err, code_name=code.co_name) from None
     if verify:
         check(source, code)
     return source
+
+
+def layout(tree: ast.Module, indent: int) -> str:
+    """The module's text, with two blank lines around top-level functions and classes."""
+    pieces = [(stmt, unparse(ast.Module(body=[stmt], type_ignores=[]), indent=indent)) for stmt in tree.body]
+    text = ""
+    previous = None
+    for stmt, piece in pieces:
+        if previous is not None:
+            definition = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+            text += "\n\n\n" if isinstance(stmt, definition) or isinstance(previous, definition) else "\n"
+        text += piece
+        previous = stmt
+    return text
 
 
 def unwrap(obj: Any) -> Tuple[Optional[FunctionType], CodeType]:
