@@ -103,5 +103,7 @@ CASES: List[Case] = [
          "        try:\n            imon = int(mon)\n        except ValueError:\n            return None\n"
          "        if 1 <= imon <= 12:\n            mon = imon\n        else:\n            return None\n    return mon",
          ["('b', ['a', 'b'])", "('7', [])", "('x', [])", "('40', [])"]),
+    Case("repeated_unpack_targets", "def f(xs):\n    out = []\n    for a, _, _, b in xs:\n        out.append(a + b)\n"
+         "    c, _, _ = xs[0][:3]\n    return out, c", ["([(1, 2, 3, 4)],)"]),
     Case("keyword_only", "def f(a, /, b, *, c, d=4):\n    return a, b, c, d", ['(1, 2)']),
 ]

@@ -42,6 +42,10 @@ class ExceptEnd(ast.stmt):
     _fields = ()
 
 
+#: An unpacking target whose store the compiler dropped (see ``op_POP_TOP``).
+DEAD = ast.Name(id="_", ctx=ast.Store())
+
+
 class TupleGroup:
     """Values a stack shuffle reordered for their stores, in the order they were pushed."""
 
@@ -211,6 +215,12 @@ class Simulator:
 
     def op_POP_TOP(self, ins: Instr, state: State) -> None:
         value = state.pop()
+        if isinstance(value, v.UnpackSlot):
+            # 3.13+ drops a store that a later target of the same unpacking overwrites
+            # (``a, _, _ = x``): the slot is that later target.
+            value.group.targets[value.index] = DEAD
+            self.finish_unpack(state, value.group)
+            return
         if isinstance(value, (v.Marker,)) and not isinstance(value, (v.Chain, v.Function, v.Module)):
             return
         if isinstance(value, v.Chain):
@@ -292,6 +302,12 @@ class Simulator:
         if any(t is None for t in group.targets):
             return
         elts = list(group.targets)
+        for i, target in enumerate(elts):
+            if target is DEAD:
+                later = [t for t in elts[i + 1:] if isinstance(t, ast.Name)]
+                if not later:
+                    raise DecompilationError("unpacking target dropped")
+                elts[i] = name(later[0].id, True)
         if group.star is not None:
             elts[group.star] = ast.Starred(value=elts[group.star], ctx=ast.Store())
         target = ast.Tuple(elts=elts, ctx=ast.Store())
