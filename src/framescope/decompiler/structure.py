@@ -368,9 +368,15 @@ class Structurer:
         return fresh[-1] if fresh else None
 
     def loop_encloses(self, header: Block, handler: Handler) -> bool:
-        """Whether the loop headed by ``header`` contains the handler (then it contains the try)."""
-        hblock = self.hmap.block(handler)
-        return hblock in natural_loop(header, self.back_edges[header]) or header in self.cfg.dom.get(hblock, ())
+        """Whether the loop headed by ``header`` contains the statement protected by ``handler``.
+
+        It does when the handler code loops back, or when every protected block is in
+        the loop; a protected block after the loop means the try contains the loop.
+        """
+        loop = natural_loop(header, self.back_edges[header])
+        if self.hmap.block(handler) in loop:
+            return True
+        return all(b in loop for b in self.cfg.blocks if b.handler is not None and self.hmap.covers(b, handler))
 
     def protected(self, block: Block, handler: Handler, state: State) -> Optional[Block]:
         kind = self.hmap.kind(handler)
