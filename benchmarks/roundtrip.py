@@ -257,6 +257,8 @@ class Tally:
         self.equivalent = 0
         #: Decompiler raised DecompilationError.
         self.decompilation_errors = 0
+        #: Of those, how many have unchecked output (``verify=False``) that still compiles.
+        self.unchecked_compiles = 0
         #: Decompiler raised anything else.
         self.other_errors = 0
         #: Seconds spent inside the decompiler.
@@ -321,6 +323,14 @@ def run_function(
         tally.decompilation_errors += 1
         tally.fail("DecompilationError: " + reason_key(error.reason), where)
         _report(show or verbose, where, "DecompilationError: %s" % error)
+        import framescope
+
+        if decompile is framescope.decompile:
+            try:  # what a user asking for unchecked output (verify=False) would get
+                recompile_function(framescope.decompile(code, verify=False), code)
+                tally.unchecked_compiles += 1
+            except Exception:
+                pass
         return
     except Exception as error:  # every other failure is counted, not fatal
         tally.seconds += time.perf_counter() - started
@@ -419,13 +429,15 @@ def row(tally: Tally, decompiler: str) -> dict:
         "recompiled": tally.recompiled,
         "equivalent": tally.equivalent,
         "decompilation_errors": tally.decompilation_errors,
+        "unchecked_compiles": tally.unchecked_compiles,
         "other_errors": tally.other_errors,
         "decompile_seconds": round(tally.seconds, 3),
         "reasons": [[reason, count, tally.examples[reason]] for reason, count in tally.reasons.most_common()],
     }
 
 
-HEADER = ("python", "functions", "decompiled", "recompiled", "equivalent", "DecompErr", "other", "time")
+HEADER = ("python", "functions", "decompiled", "recompiled", "equivalent", "DecompErr", "other",
+          "unchecked", "time")
 
 
 def format_row(data: dict) -> Tuple[str, ...]:
@@ -442,6 +454,7 @@ def format_row(data: dict) -> Tuple[str, ...]:
         percent(data["equivalent"]),
         percent(data["decompilation_errors"]),
         percent(data["other_errors"]),
+        percent(data["recompiled"] + data.get("unchecked_compiles", 0)),
         "%.1fs" % data["decompile_seconds"],
     )
 
