@@ -102,3 +102,20 @@ def test_internal_failures_surface_as_decompilation_errors():
     with pytest.raises(DecompilationError) as info:
         decompile(broken)
     assert "\n" not in str(info.value)
+
+
+def test_verify_false_returns_unchecked_source():
+    func = define("def f(a):\n    return a + 1\n")
+    assert decompile(func, verify=False) == decompile(func)
+    import framescope.decompiler.api as api
+
+    calls = []
+    original = api.check
+    api.check = lambda source, code: calls.append(code)
+    try:
+        decompile(func, verify=False)
+        assert calls == []  # no self-check was run
+        decompile(func)
+        assert len(calls) == 1
+    finally:
+        api.check = original
