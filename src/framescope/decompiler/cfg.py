@@ -176,3 +176,52 @@ def _all_succs(block: Block) -> List[Block]:
     if block.catch is not None:
         succs.append(block.catch)
     return succs
+
+
+def natural_loop(header: Block, latches: List[Block]) -> Set[Block]:
+    body = {header}
+    work = [b for b in latches if b is not header]
+    while work:
+        block = work.pop()
+        if block in body:
+            continue
+        body.add(block)
+        work.extend(block.preds)
+    return body
+
+
+def postdominators(cfg: CFG) -> Dict[Block, Optional[Block]]:
+    """Immediate post-dominator of each block over normal edges (None: the function's exit)."""
+    blocks = cfg.blocks
+    exit_node = None
+    pdom: Dict[Block, Set] = {}
+    everything = set(blocks) | {exit_node}
+    for block in blocks:
+        pdom[block] = set(everything)
+    changed = True
+    order = list(reversed(blocks))
+    while changed:
+        changed = False
+        for block in order:
+            succs = block.succs()
+            if not succs:
+                new = {block, exit_node}
+            else:
+                new = set.intersection(*[pdom[s] for s in succs]) | {block}
+            if new != pdom[block]:
+                pdom[block] = new
+                changed = True
+    ipdom: Dict[Block, Optional[Block]] = {}
+    for block in blocks:
+        strict = pdom[block] - {block}
+        # The immediate post-dominator is the strict post-dominator post-dominated by all others.
+        best = None
+        for cand in strict:
+            if cand is None:
+                continue
+            if all(other is None or other is cand or other in pdom[cand] for other in strict):
+                best = cand
+                break
+        ipdom[block] = best
+    return ipdom
+

@@ -1,0 +1,299 @@
+"""Loops: ``for``, ``while cond`` and ``while True``, with ``else``, ``break`` and ``continue``.
+
+A block that is the target of a back edge heads a loop: ``for`` when it is a lone
+``FOR_ITER``, ``while cond`` when it only tests a condition that leaves the loop,
+else ``while True``.  The loop's blocks are its natural loop plus the arms that leave
+it by ``return``; jumps to its exit or header from inside are ``break``/``continue``.
+A loop that fills the empty collection below its iterator is a 3.12+ inlined
+comprehension and becomes an expression.
+"""
+import ast
+from typing import Dict, List, Optional, Set, Tuple
+
+from framescope.decompiler import values as v
+from framescope.decompiler.cfg import Block, natural_loop
+from framescope.decompiler.cleanup import build as build_comprehension
+from framescope.decompiler.cleanup import collect as collect_generators
+from framescope.decompiler.conditions import collect_condition
+from framescope.decompiler.instructions import Instr
+from framescope.decompiler.normalize import same_run
+from framescope.decompiler.simulate import CompAppend, State
+from framescope.errors import DecompilationError
+
+
+class Loop:
+    """A loop being built: where ``continue`` and ``break`` jump to."""
+
+    def __init__(self, header: Block, body: Set[Block], exit: Optional[Block], brk: Optional[Block],
+                 break_blocks: Optional[Set[Block]] = None) -> None:
+        #: First block of the loop (the ``FOR_ITER`` or the condition test).
+        self.header = header
+        #: Blocks inside the loop.
+        self.body = body
+        #: Where the loop goes when its condition fails or its iterator is exhausted.
+        self.exit = exit
+        #: Where ``break`` jumps (the exit, or past the ``else`` clause).
+        self.brk = brk
+        #: Blocks outside the loop that only pop the iterator and jump to ``brk``.
+        self.break_blocks = break_blocks or set()
+        #: For ``for`` loops: the iterator, and the stack depth with it on top.
+        self.iterator = None
+        self.depth = 0
+
+
+class LoopStructurer:
+    """The loop half of `structure.Structurer` (a mixin: it uses the walker's state)."""
+
+    def is_break_copy(self, block: Block, i: int, state: State) -> bool:
+        """Whether popping the loop's iterator here is a ``break`` whose jump was replaced by a copy."""
+        if not self.loops or not state.stack:
+            return False
+        loop = self.loops[-1]
+        if not isinstance(state.stack[-1], v.Iterator) or loop.exit is None or block.succs():
+            return False
+        if state.stack[-1] is not loop.iterator or len(state.stack) != loop.depth:
+            return False  # e.g. ``return x`` in a loop: the iterator was swapped above the value
+        target = copied_tail(block.instrs[i + 1:], loop.exit)
+        return target is not None and (target is loop.brk or target is loop.exit)
+
+    def loop_control(self, block: Block, stop: Optional[Block]) -> Optional[ast.stmt]:
+        """``break``/``continue`` when ``block`` is the target of one, seen from inside a loop."""
+        if not self.loops or block is stop:
+            return None
+        loop = self.loops[-1]
+        if block is loop.header:
+            return ast.Continue()
+        if block is loop.brk or (block is loop.exit and loop.brk is loop.exit) or block in loop.break_blocks:
+            return ast.Break()
+        return None
+
+    # -- loops -------------------------------------------------------------------------------------
+    def loop(self, header: Block, state: State) -> Optional[Block]:
+        body = natural_loop(header, self.back_edges[header])
+        first = header.instrs[0]
+        if first.op == "FOR_ITER" and len(header.instrs) == 1:
+            return self.for_loop(header, body, state)
+        return self.while_loop(header, body, state)
+
+    def exits(self, body: Set[Block], exit: Optional[Block], is_for: bool = False) -> Tuple[Optional[Block], Set[Block]]:
+        """The ``break`` target and the blocks that lead to it.
+
+        The target is the exit other than ``exit`` that most jumps leave by, looking
+        through blocks that only pop the loop's iterator and jump on; exits that end
+        in a return or raise are not breaks.
+        """
+        counts: Dict[Block, int] = {}
+        via: Dict[Block, Set[Block]] = {}
+        for block in body:
+            target = trampoline_target(block)
+            if target is not None and target not in body and block.instrs[0].op == "POP_TOP":
+                if target is not exit:
+                    counts[target] = counts.get(target, 0) + 1
+                via.setdefault(target, set()).add(block)
+                continue
+            if is_for and exit is not None and not block.succs():
+                index = break_copy(block, exit)
+                if index is not None:  # ``break`` followed by a copy of the code after the loop
+                    tail = copied_tail(block.instrs[index + 1:], exit)
+                    if tail is not exit:
+                        counts[tail] = counts.get(tail, 0) + 1
+                    if index == 0:
+                        via.setdefault(tail, set()).add(block)
+                    continue
+            for succ in block.succs():
+                if succ in body or succ is exit:
+                    continue
+                target = trampoline_target(succ)
+                if target is None and is_for and succ.instrs[0].op == "POP_TOP" and exit is not None:
+                    # ``break`` whose jump to the code after the loop was replaced by a copy of it.
+                    target = copied_tail(succ.instrs[1:], exit) or exit
+                    if target is not exit:
+                        counts[target] = counts.get(target, 0) + 1
+                    via.setdefault(target, set()).add(succ)
+                    continue
+                if target is None:
+                    if succ.last.op in ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE"):
+                        continue
+                    target = succ
+                if target is exit:
+                    via.setdefault(target, set()).add(succ)
+                    continue
+                counts[target] = counts.get(target, 0) + 1
+                via.setdefault(target, set()).add(succ)
+        if not counts:
+            return exit, via.get(exit, set()) if exit is not None else set()
+        brk = max(counts, key=lambda b: (counts[b], -b.index))
+        return brk, via.get(brk, set())
+
+    def extend_body(self, header: Block, body: Set[Block], exit: Optional[Block]) -> Set[Block]:
+        """The loop's blocks: its natural loop plus the arms inside it that leave it some other way.
+
+        An ``if`` arm that ends with ``return`` (or with ``break`` and a copy of the code after
+        the loop) never gets back to the header; it still belongs to the loop if the header
+        dominates it and it cannot be reached from the loop's exit.
+        """
+        if exit is None:
+            return body
+        after: Set[Block] = set()
+        work = [exit]
+        while work:
+            block = work.pop()
+            if block in after or block is header:
+                continue
+            after.add(block)
+            work.extend(block.succs())
+            if block.catch is not None:
+                work.append(block.catch)
+        dom = self.cfg.dom
+        return body | {b for b in self.cfg.blocks if b not in after and header in dom.get(b, ())}
+
+    def for_loop(self, header: Block, body: Set[Block], state: State) -> Optional[Block]:
+        iterator = state.stack[-1] if state.stack else None
+        if isinstance(iterator, ast.Name) and iterator.id == ".0":  # a comprehension's argument
+            iterator = state.stack[-1] = v.Iterator(iterator)
+        if not isinstance(iterator, v.Iterator):
+            raise self.error("for loop over a non-iterator", header)
+        exit = header.jump
+        body = self.extend_body(header, body, exit)
+        brk, break_blocks = self.exits(body, exit, is_for=True)
+        item = v.LoopItem()
+        body_state = State(state.stack + [item])
+        loop = Loop(header, body, exit, brk, break_blocks)
+        loop.iterator, loop.depth = iterator, len(state.stack)
+        self.loops.append(loop)
+        try:
+            end = self.walk(header.fall, header, body_state)
+        finally:
+            self.loops.pop()
+        if end is not None and len(body_state.stack) != len(state.stack):
+            raise self.error("for loop body leaves the stack changed", header)
+        if item.target is None:
+            raise self.error("for loop without a target", header)
+        stmts = body_state.stmts
+        state.stack.pop()
+        is_async = iterator.is_async or header.instrs[0].arg == "async"
+        loop_stmt_cls = ast.AsyncFor if is_async else ast.For
+        node = loop_stmt_cls(target=item.target, iter=iterator.source, body=stmts or [ast.Pass()], orelse=[],
+                             type_comment=None)
+        kind = comprehension_kind(state.stack[-1]) if state.stack else None
+        if kind is not None and has_append(stmts):
+            # The loop fills the empty collection below it: a comprehension.
+            generators: List[ast.comprehension] = []
+            element = collect_generators([node], generators, kind)
+            state.stack[-1] = build_comprehension(kind, element, generators)
+            return exit
+        return self.loop_else(node, exit, brk, state)
+
+    def loop_else(self, node: ast.stmt, exit: Optional[Block], brk: Optional[Block], state: State) -> Optional[Block]:
+        if brk is not None and brk is not exit and exit is not None:
+            else_state = State(state.stack)
+            end = self.walk(exit, brk, else_state)
+            node.orelse = else_state.stmts
+            state.stmts.append(node)
+            return brk if end is brk else (brk if end is not None else brk)
+        state.stmts.append(node)
+        return exit if exit is not None else brk
+
+    def while_loop(self, header: Block, body: Set[Block], state: State) -> Optional[Block]:
+        cond = None
+        if header.last.op in ("POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE"):
+            probe = State(state.stack)
+            try:
+                for ins in header.instrs[:-1]:
+                    self.sim.step(ins, probe)
+                clean = not probe.stmts
+            except DecompilationError:
+                clean = False
+            if clean:
+                self.loops.append(Loop(header, body, None, None))
+                try:
+                    cond = collect_condition(self, header, probe)
+                finally:
+                    self.loops.pop()
+                inside = cond.true_block in body, cond.false_block in body
+                if inside == (True, False):
+                    pass
+                elif inside == (False, True):
+                    cond = cond.negated()
+                else:
+                    cond = None
+        if cond is None:
+            brk, break_blocks = self.exits(body, None)
+            loop = Loop(header, body, None, brk, break_blocks)
+            body_state = State(state.stack)
+            self.loops.append(loop)
+            try:
+                self.walk_body(header, body_state)
+            finally:
+                self.loops.pop()
+            node = ast.While(test=ast.Constant(value=True), body=body_state.stmts or [ast.Pass()], orelse=[])
+            state.stmts.append(node)
+            return brk
+        exit = cond.false_block
+        body = self.extend_body(header, body, exit)
+        brk, break_blocks = self.exits(body, exit)
+        loop = Loop(header, body, exit, brk, break_blocks)
+        body_state = cond.true_state
+        self.loops.append(loop)
+        try:
+            self.walk(cond.true_block, header, body_state)
+        finally:
+            self.loops.pop()
+        node = ast.While(test=cond.expr, body=body_state.stmts or [ast.Pass()], orelse=[])
+        return self.loop_else(node, exit, brk, state)
+
+    def walk_body(self, header: Block, state: State) -> None:
+        """Walk a ``while True`` body, which starts at its header."""
+        self.walk(header, header, state, entering=True)
+
+
+def comprehension_kind(value) -> Optional[str]:
+    """Which comprehension fills ``value``, if it is the empty collection one starts from."""
+    if isinstance(value, ast.List) and not value.elts:
+        return "<listcomp>"
+    if isinstance(value, ast.Set) and not value.elts:
+        return "<setcomp>"
+    if isinstance(value, ast.Dict) and not value.keys:
+        return "<dictcomp>"
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "set" and not value.args:
+        return "<setcomp>"
+    return None
+
+
+def has_append(stmts: List[ast.stmt]) -> bool:
+    for stmt in stmts:
+        if isinstance(stmt, CompAppend):
+            return True
+        if isinstance(stmt, (ast.If, ast.For, ast.AsyncFor)) and has_append(stmt.body):
+            return True
+    return False
+
+
+def break_copy(block: Block, exit: Block) -> Optional[int]:
+    """Index of the ``POP_TOP`` after which ``block`` repeats the code after its loop, if any."""
+    for index, ins in enumerate(block.instrs[:-1]):
+        if index and block.instrs[index - 1].op in ("SWAP", "ROT"):
+            continue  # ``return value`` inside the loop pops the iterator from under the value
+        if ins.op == "POP_TOP" and copied_tail(block.instrs[index + 1:], exit) is not None:
+            return index
+    return None
+
+
+def copied_tail(tail: List[Instr], exit: Block) -> Optional[Block]:
+    """The block from ``exit`` on whose code is ``tail`` (a copy made after popping the iterator)."""
+    seen = 0
+    current: Optional[Block] = exit
+    while current is not None and seen < 50:
+        if same_run(current.instrs, tail):
+            return current
+        current = current.fall if current.fall is not None else current.jump
+        seen += 1
+    return None
+
+
+def trampoline_target(block: Block) -> Optional[Block]:
+    """Where a block that only pops values and jumps on leads, if it is such a block."""
+    if block.last.op == "JUMP" and all(ins.op == "POP_TOP" for ins in block.instrs[:-1]):
+        return block.jump
+    return None
+

@@ -1,0 +1,393 @@
+"""Protected regions: ``try`` (except clauses, ``else``, ``finally``) and ``with`` statements.
+
+A block covered by an exception handler that belongs to a statement (see `handlers.py`)
+starts that statement; its body is walked as a region that ends where the covered
+blocks end.  Except clauses are read from the handler's code; a ``finally`` body from
+the handler, its copies on the normal paths being skipped (`normalize.py` marks them).
+"""
+import ast
+from typing import List, Optional
+
+from framescope.decompiler import values as v
+from framescope.decompiler.cfg import Block, natural_loop, postdominators
+from framescope.decompiler.handlers import IMPLICIT, TRY, WITH, HandlerMap
+from framescope.decompiler.instructions import JUMPS, OR_POP_JUMPS, POP_JUMPS, Handler, Instr
+from framescope.decompiler.normalize import same_run
+from framescope.decompiler.opcodes import handler_entry_values
+from framescope.decompiler.simulate import ExceptEnd, State
+
+
+class Region:
+    """A protected region: the blocks an exception in which reaches ``handler``."""
+
+    def __init__(self, handler: Handler, hmap: HandlerMap, depth: int) -> None:  # noqa: D107
+        self.handler = handler
+        self.hmap = hmap
+        #: Stack depth on normal exit; more values on the way out mean a return in progress.
+        self.depth = depth
+
+    def contains(self, block: Block) -> bool:
+        return self.hmap.covers(block, self.handler)
+
+
+class ProtectedStructurer:
+    """The try/with half of `structure.Structurer` (a mixin: it uses the walker's state)."""
+
+    def repeats_after(self, instrs: List[Instr]) -> bool:
+        """Whether ``instrs`` repeat the code after the try statement whose clause is being built."""
+        if not self.after_try or self.after_try[-1] is None:
+            return False
+        block, seen = self.after_try[-1], 0
+        while block is not None and seen < 50:
+            n = len(block.instrs)
+            if n >= len(instrs) and same_run(block.instrs[n - len(instrs):], instrs):
+                return True
+            if block.last.op in POP_JUMPS or block.last.op in OR_POP_JUMPS:
+                return False  # only straight-line code after the try is what the clause repeats
+            block = block.fall if block.fall is not None else block.jump
+            seen += 1
+        return False
+
+    def name_cleanup(self, instrs, i: int, state: State) -> int:
+        """Run ``name = None; del name`` after ``POP_EXCEPT``, if present; return the next index."""
+        run = [ins.op for ins in instrs[i:i + 3]]
+        if (len(run) == 3 and run[0] == "LOAD_CONST" and instrs[i].arg is None and run[1].startswith("STORE_")
+                and run[2].startswith("DELETE_") and i + 2 < len(instrs)):
+            for ins in instrs[i:i + 3]:
+                self.sim.step(ins, state)
+            return i + 3
+        return i
+
+    # -- try, with --------------------------------------------------------------------------------
+    def new_handler(self, block: Block) -> Optional[Handler]:
+        """The outermost statement handler covering ``block`` whose statement is not being built."""
+        chain = []
+        current = block.handler
+        while current is not None and len(chain) < 100:
+            if self.hmap.kind(current) != IMPLICIT:
+                chain.append(current)
+            current = self.hmap.block(current).handler
+        active = {region.handler for region in self.regions}
+        fresh = [h for h in chain if h not in active]
+        return fresh[-1] if fresh else None
+
+    def loop_encloses(self, header: Block, handler: Handler) -> bool:
+        """Whether the loop headed by ``header`` contains the statement protected by ``handler``.
+
+        It does when the handler code loops back, or when every protected block is in
+        the loop; a protected block after the loop means the try contains the loop.
+        """
+        loop = natural_loop(header, self.back_edges[header])
+        if self.hmap.block(handler) in loop:
+            return True
+        return all(b in loop for b in self.cfg.blocks if b.handler is not None and self.hmap.covers(b, handler))
+
+    def protected(self, block: Block, handler: Handler, state: State) -> Optional[Block]:
+        kind = self.hmap.kind(handler)
+        if kind == WITH:
+            return self.with_stmt(block, handler, state)
+        if kind == TRY:
+            return self.try_stmt(block, handler, state)
+        raise self.error("unsupported protected region (%s)" % kind, block)
+
+    def region_body(self, block: Block, handler: Handler, state: State, depth: int) -> Optional[Block]:
+        self.regions.append(Region(handler, self.hmap, depth))
+        try:
+            return self.walk(block, None, state, entering=True)
+        finally:
+            self.regions.pop()
+
+    def with_stmt(self, block: Block, handler: Handler, state: State) -> Optional[Block]:
+        entered = state.stack[-1] if state.stack else None
+        if not isinstance(entered, v.Entered):
+            raise self.error("with body without its context manager", block)
+        body_state = State(state.stack)
+        end = self.region_body(block, handler, body_state, len(state.stack) - 1)
+        item = ast.withitem(context_expr=entered.manager, optional_vars=entered.target)
+        body = body_state.stmts
+        items = [item]
+        cls = ast.AsyncWith if entered.is_async else ast.With
+        if len(body) == 1 and type(body[0]) is cls:
+            items += body[0].items
+            body = body[0].body
+        state.stmts.append(cls(items=items, body=body or [ast.Pass()], type_comment=None))
+        state.stack[:] = body_state.stack
+        return end
+
+    def try_stmt(self, block: Block, handler: Handler, state: State) -> Optional[Block]:
+        body_state = State(state.stack)
+        body_end = self.region_body(block, handler, body_state, len(state.stack))
+        hblock = self.hmap.block(handler)
+        entry = State(state.stack[:handler.depth] + handler_entry_values(handler.lasti))
+        first = 0
+        if hblock.instrs[0].op == "PUSH_EXC_INFO":
+            self.sim.step(hblock.instrs[0], entry)
+            first = 1
+        if self.is_finally(hblock, first, entry):
+            return self.finally_stmt(body_state, body_end, hblock, first, entry, handler, state)
+        self.after_try.append(follow_jumps(body_end))
+        try:
+            handlers, ends, states = self.except_clauses(hblock, first, entry, handler.depth)
+        finally:
+            self.after_try.pop()
+        reached = [e for e in ends if e is not None]
+        after = reached[0] if reached else None
+        if any(not self.same_place(e, after) for e in reached):
+            raise self.error("except clauses end in different places", hblock)
+        orelse: List[ast.stmt] = []
+        body_end = follow_jumps(body_end)
+        tails = [st.tail for st in states if st.tail is not None]
+        if after is None and tails:
+            after = self.shared_tail(body_end, tails[0])
+        for handler_node, st in zip(handlers, states):
+            if st.tail is not None and (after is None or not same_run(after.instrs, st.tail[0].instrs[st.tail[1]:])):
+                # Not the code after the try: the clause's own last statements.
+                rest = State(st.stack)
+                self.walk(st.tail[0], None, rest, st.tail[1])
+                handler_node.body = [s for s in handler_node.body if not isinstance(s, ast.Pass)] + rest.stmts
+        if after is None:
+            after = body_end
+        elif body_end is not None and not self.same_place(body_end, after):
+            else_state = State(state.stack)
+            end = self.walk(body_end, after, else_state)
+            if end is not after and end is not None:
+                raise self.error("else clause ends elsewhere", body_end)
+            orelse = else_state.stmts
+        node = ast.Try(body=body_state.stmts or [ast.Pass()], handlers=handlers, orelse=orelse, finalbody=[])
+        state.stmts.append(node)
+        return after
+
+    def is_exit_path(self, block: Optional[Block]) -> bool:
+        """Whether straight-line code from ``block`` ends in a return, raise, break or continue."""
+        seen = 0
+        while block is not None and seen < 10:
+            seen += 1
+            if block in self.cfg.finally_copies:
+                block = self.cfg.finally_after[block]
+                continue
+            if self.loops and self.loop_control(block, None) is not None:
+                return True
+            last = block.last
+            if last.op in ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE"):
+                return True
+            if last.op == "JUMP":
+                block = block.jump
+            elif last.op in JUMPS:
+                return False
+            else:
+                block = block.fall
+        return False
+
+    def finish_exit(self, block: Optional[Block], state: State) -> None:
+        """Emit the straight-line code of an exit path (see `is_exit_path`)."""
+        seen = 0
+        while block is not None and seen < 10:
+            seen += 1
+            if block in self.cfg.finally_copies:
+                block = self.cfg.finally_after[block]
+                continue
+            control = self.loop_control(block, None) if self.loops else None
+            if control is not None:
+                state.stmts.append(control)
+                return None
+            for ins in block.instrs[:-1]:
+                self.sim.step(ins, state)
+            last = block.last
+            if last.op == "JUMP":
+                block = block.jump
+                continue
+            self.sim.step(last, state)
+            if last.op in ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE"):
+                return None
+            block = block.fall
+        raise self.error("exit path too long", block)
+
+    def finish_return(self, end: Optional[Block], state: State, depth: int) -> Optional[Block]:
+        """Finish a ``return`` whose value was computed inside a protected region.
+
+        ``RETURN_VALUE`` cannot raise, so the compiler leaves it (and, for ``with``, the
+        call of ``__exit__`` before it) out of the region: the region then ends with the
+        value still on the stack.
+        """
+        seen = 0
+        while end is not None and len(state.stack) > depth and seen < 10:
+            seen += 1
+            if end in self.cfg.finally_copies:  # the finally body runs before the return: skip it
+                end = self.cfg.finally_after[end]
+                continue
+            for ins in end.instrs[:-1]:
+                self.sim.step(ins, state)
+            last = end.last
+            if last.op in ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE"):
+                self.sim.step(last, state)
+                return None
+            if last.op == "JUMP":
+                end = end.jump
+            elif last.op in JUMPS:
+                raise self.error("protected region ends in a branch with values on the stack", end)
+            else:
+                self.sim.step(last, state)
+                end = end.fall
+        if end is not None and len(state.stack) != depth:
+            raise self.error("protected region leaves the stack changed", end)
+        return end
+
+    def same_place(self, a: Optional[Block], b: Optional[Block]) -> bool:
+        """Whether two blocks continue alike: the same block, or copies of one finally body."""
+        if a is b:
+            return True
+        if a is not None and b is not None and a.succs() == b.succs() and same_run(a.instrs, b.instrs):
+            return True  # 3.12+ copies small blocks (``POP_EXCEPT; JUMP``) into each predecessor
+        copies = self.cfg.finally_copies
+        return a in copies and b in copies and copies[a] is copies[b]
+
+    def shared_tail(self, start: Optional[Block], tail) -> Optional[Block]:
+        """The block on the normal path that the clauses' copied tails repeat, cut out if needed."""
+        copied = tail[0].instrs[tail[1]:]
+        block, seen = start, 0
+        while block is not None and seen < 50:
+            n = len(block.instrs)
+            if n >= len(copied) and same_run(block.instrs[n - len(copied):], copied):
+                if n > len(copied):
+                    block = self.cfg.split(block, n - len(copied))
+                    self.ipdom = postdominators(self.cfg)
+                return block
+            if block.last.op in POP_JUMPS or block.last.op in OR_POP_JUMPS:
+                break
+            block = block.fall if block.fall is not None else block.jump
+            seen += 1
+        if tail is not None:
+            self.resume[tail[0]] = tail[1]
+            return tail[0]
+        return None
+
+    def is_finally(self, block: Block, first: int, entry: State) -> bool:
+        """A handler that keeps the exception to re-raise it after its code is a ``finally``."""
+        rest = block.instrs[first:]
+        if any(ins.op in ("CHECK_EXC_MATCH", "EXC_MATCH", "CHECK_EG_MATCH") for ins in rest):
+            return False
+        return not (rest and rest[0].op == "POP_TOP")
+
+    def except_clauses(self, block: Block, first: int, entry: State, depth: int):
+        handlers: List[ast.ExceptHandler] = []
+        ends: List[Optional[Block]] = []
+        states: List[State] = []
+        while True:
+            rest = block.instrs[first:]
+            if [ins.op for ins in rest] == ["RERAISE"] or (not rest):
+                return handlers, ends, states  # no clause matched: re-raise
+            last = block.last
+            typed = last.op == "POP_JUMP_IF_FALSE" and any(
+                ins.op in ("CHECK_EXC_MATCH", "EXC_MATCH") for ins in rest)
+            clause = State([v.Exc(x.kind) if isinstance(x, v.Exc) else x for x in entry.stack])
+            if typed:
+                for ins in rest[:-1]:
+                    self.sim.step(ins, clause)
+                match = clause.pop()
+                if not isinstance(match, v.ExcMatch):
+                    raise self.error("except clause without a type test", block)
+                exc_type = match.type
+                start, start_first = block.fall, 0
+            else:
+                exc_type = None
+                start, start_first = block, first
+            markers = [x for x in clause.stack if isinstance(x, v.Exc)]
+            self.clause_depths.append(depth)
+            try:
+                end = self.walk(start, None, clause, start_first)
+            finally:
+                self.clause_depths.pop()
+            names = [m.target.id for m in markers if isinstance(m.target, ast.Name)]
+            body = strip_name_cleanup(clause.stmts, names[0] if names else None)
+            handlers.append(ast.ExceptHandler(type=exc_type, name=names[0] if names else None,
+                                              body=body or [ast.Pass()]))
+            ends.append(end)
+            states.append(clause)
+            if not typed:
+                return handlers, ends, states
+            block, first = block.jump, 0
+
+    def finally_stmt(self, body_state: State, body_end: Optional[Block], hblock: Block, first: int,
+                     entry: State, handler: Handler, state: State) -> Optional[Block]:
+        final_state = State(entry.stack)
+        self.walk(hblock, None, final_state, first)
+        final = strip_reraise(final_state.stmts)
+        if final is None:
+            raise self.error("finally block does not re-raise", hblock)
+        after = None
+        if body_end is not None:
+            copy = self.cfg.finally_copies.get(body_end)
+            if copy is None or copy is not hblock:
+                raise self.error("finally block not repeated on the normal path", body_end)
+            after = follow_jumps(self.cfg.finally_after.get(body_end))
+        body = body_state.stmts
+        if len(body) == 1 and isinstance(body[0], ast.Try) and not body[0].finalbody:
+            node = body[0]
+            node.finalbody = final or [ast.Pass()]
+        else:
+            node = ast.Try(body=body or [ast.Pass()], handlers=[], orelse=[], finalbody=final or [ast.Pass()])
+        state.stmts.append(node)
+        return after
+
+
+def strip_reraise(body: List[ast.stmt]) -> Optional[List[ast.stmt]]:
+    """A finally body without the re-raise that ends each of its paths (None: some path lacks it)."""
+    if not body:
+        return None
+    last = body[-1]
+    if isinstance(last, ast.Raise) and last.exc is None:
+        body = body[:-1]
+        if body and isinstance(body[-1], ast.If):  # an arm that re-raised before the shared end
+            inner = strip_reraise(body[-1].body)
+            if inner is not None and not body[-1].orelse:
+                body[-1].body = inner or [ast.Pass()]
+        return body
+    if isinstance(last, ast.If):
+        inner = strip_reraise(last.body)
+        rest = strip_reraise(last.orelse) if last.orelse else None
+        if inner is None or (last.orelse and rest is None):
+            return None
+        last.body = inner or [ast.Pass()]
+        last.orelse = rest or []
+        return body
+    return None
+
+
+def follow_jumps(block: Optional[Block]) -> Optional[Block]:
+    seen = 0
+    while block is not None and len(block.instrs) == 1 and block.last.op == "JUMP" and seen < 20:
+        block = block.jump
+        seen += 1
+    return block
+
+
+def strip_name_cleanup(body: List[ast.stmt], name: Optional[str]) -> List[ast.stmt]:
+    """Drop the ``POP_EXCEPT`` markers and the ``name = None; del name`` after each, at any depth."""
+    out: List[ast.stmt] = []
+    skip = 0
+    for stmt in body:
+        if isinstance(stmt, (ast.If, ast.For, ast.While, ast.With)):
+            stmt.body = strip_name_cleanup(stmt.body, name) or [ast.Pass()]
+            if getattr(stmt, "orelse", None):
+                stmt.orelse = strip_name_cleanup(stmt.orelse, name)
+        if isinstance(stmt, ExceptEnd):
+            skip = 2 if name else 0
+            if name and len(out) >= 2 and is_name_reset(out[-2], name, 2) and is_name_reset(out[-1], name, 1):
+                del out[-2:]  # 3.8 resets the name before releasing the exception
+                skip = 0
+            continue
+        if skip and name and is_name_reset(stmt, name, skip):
+            skip -= 1
+            continue
+        skip = 0
+        out.append(stmt)
+    return out
+
+
+def is_name_reset(stmt: ast.stmt, name: str, step: int) -> bool:
+    if step == 2:
+        return (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+                and stmt.targets[0].id == name and isinstance(stmt.value, ast.Constant) and stmt.value.value is None)
+    return (isinstance(stmt, ast.Delete) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+            and stmt.targets[0].id == name)
+
