@@ -105,5 +105,8 @@ CASES: List[Case] = [
          ["('b', ['a', 'b'])", "('7', [])", "('x', [])", "('40', [])"]),
     Case("repeated_unpack_targets", "def f(xs):\n    out = []\n    for a, _, _, b in xs:\n        out.append(a + b)\n"
          "    c, _, _ = xs[0][:3]\n    return out, c", ["([(1, 2, 3, 4)],)"]),
+    Case("return_from_named_except", "def f(a, v):\n    try:\n        return 1 // a\n    except ZeroDivisionError as exc:\n"
+         "        return exc is not v\n    except TypeError as exc:\n        if exc is v:\n            return False\n        raise",
+         ["(0, None)", "(1, None)", "('x', None)"]),
     Case("keyword_only", "def f(a, /, b, *, c, d=4):\n    return a, b, c, d", ['(1, 2)']),
 ]

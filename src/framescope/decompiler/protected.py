@@ -53,9 +53,7 @@ class ProtectedStructurer:
         run = [ins.op for ins in instrs[i:i + 3]]
         if (len(run) == 3 and run[0] == "LOAD_CONST" and instrs[i].arg is None and run[1].startswith("STORE_")
                 and run[2].startswith("DELETE_") and i + 2 < len(instrs)):
-            for ins in instrs[i:i + 3]:
-                self.sim.step(ins, state)
-            return i + 3
+            return i + 3  # the clause's own clean-up: nothing the source says
         return i
 
     # -- try, with --------------------------------------------------------------------------------
