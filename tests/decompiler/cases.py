@@ -108,5 +108,7 @@ CASES: List[Case] = [
     Case("return_from_named_except", "def f(a, v):\n    try:\n        return 1 // a\n    except ZeroDivisionError as exc:\n"
          "        return exc is not v\n    except TypeError as exc:\n        if exc is v:\n            return False\n        raise",
          ["(0, None)", "(1, None)", "('x', None)"]),
+    Case("finally_if_at_end", "def f(o, log):\n    try:\n        log.append(1 // o)\n    finally:\n        if log:\n"
+         "            log.append('closed')", ["(1, [])", "(0, [])"]),
     Case("keyword_only", "def f(a, /, b, *, c, d=4):\n    return a, b, c, d", ['(1, 2)']),
 ]

@@ -114,6 +114,8 @@ def match_copy(hblock: Block, first: int, start: Block):
             seen.add(key)
             h_ins = hb.instrs[hi]
             if h_ins.op == "RERAISE" and hi == len(hb.instrs) - 1 and h_ins.arg == 0:
+                while ni == len(nb.instrs) - 1 and nb.last.op == "JUMP" and nb.jump is not None:
+                    nb, ni = nb.jump, 0  # the copy ends with a jump to where it goes on
                 ends.add(tuple((i.op, repr(i.arg)) for i in nb.instrs[ni:]) if not nb.succs() else (id(nb), ni))
                 end_pos = (nb, ni)
                 break
