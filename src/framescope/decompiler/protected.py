@@ -155,50 +155,44 @@ class ProtectedStructurer:
         state.stmts.append(node)
         return after
 
-    def is_exit_path(self, block: Optional[Block]) -> bool:
-        """Whether straight-line code from ``block`` ends in a return, raise, break or continue."""
-        seen = 0
-        while block is not None and seen < 10:
-            seen += 1
+    def exit_path(self, block: Optional[Block]) -> Optional[List[Block]]:
+        """The blocks of straight-line code from ``block`` to a return, raise, break or continue.
+
+        None when the code branches first.  Copies of ``finally`` bodies are skipped.
+        """
+        path: List[Block] = []
+        steps = 0
+        while block is not None and steps < 20:
+            steps += 1
             if block in self.cfg.finally_copies:
                 block = self.cfg.finally_after[block]
                 continue
+            path.append(block)
             if self.loops and self.loop_control(block, None) is not None:
-                return True
+                return path
             last = block.last
             if last.op in ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE"):
-                return True
+                return path
             if last.op == "JUMP":
                 block = block.jump
             elif last.op in JUMPS:
-                return False
+                return None
             else:
                 block = block.fall
-        return False
+        return None
 
-    def finish_exit(self, block: Optional[Block], state: State) -> None:
-        """Emit the straight-line code of an exit path (see `is_exit_path`)."""
-        seen = 0
-        while block is not None and seen < 10:
-            seen += 1
-            if block in self.cfg.finally_copies:
-                block = self.cfg.finally_after[block]
-                continue
+    def finish_exit(self, path: List[Block], state: State) -> None:
+        """Emit the code of an exit path (see `exit_path`)."""
+        for block in path:
             control = self.loop_control(block, None) if self.loops else None
             if control is not None:
                 state.stmts.append(control)
                 return None
             for ins in block.instrs[:-1]:
                 self.sim.step(ins, state)
-            last = block.last
-            if last.op == "JUMP":
-                block = block.jump
-                continue
-            self.sim.step(last, state)
-            if last.op in ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE"):
-                return None
-            block = block.fall
-        raise self.error("exit path too long", block)
+            if block.last.op != "JUMP":
+                self.sim.step(block.last, state)
+        return None
 
     def finish_return(self, end: Optional[Block], state: State, depth: int) -> Optional[Block]:
         """Finish a ``return`` whose value was computed inside a protected region.

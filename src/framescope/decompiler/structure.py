@@ -179,10 +179,11 @@ class Structurer(LoopStructurer, ProtectedStructurer):
         if true_end is not None and false_end is not None and true_end is not false_end:
             # Leaving a protected region: an arm that goes straight on to a return, raise,
             # break or continue is that statement, run after the region's clean-up code.
-            if self.is_exit_path(true_end):
-                true_end = self.finish_exit(true_end, true_state)
-            elif self.is_exit_path(false_end):
-                false_end = self.finish_exit(false_end, false_state)
+            true_path, false_path = self.exit_path(true_end), self.exit_path(false_end)
+            if true_path is not None:
+                true_end = self.finish_exit(true_path, true_state)
+            elif false_path is not None:
+                false_end = self.finish_exit(false_path, false_state)
             if true_end is not None and false_end is not None and true_end is not false_end:
                 raise self.error("branches end in different places", block)
         test = cond.expr
