@@ -12,7 +12,6 @@ PY = sys.version_info[:2]
 KNOWN_FAILURES = {
     "match": ({(3, 10), (3, 11), (3, 12), (3, 13), (3, 14)}, "match statements are not decompiled yet"),
     "retry_loop": ({(3, 8)}, "3.8: a break in a try's else clause inside while True is placed differently"),
-    "finally_if_at_end": ({(3, 8)}, "3.8: the inlined finally copy ending the function is not matched yet"),
 }
 
 

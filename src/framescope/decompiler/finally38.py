@@ -48,7 +48,11 @@ def inline_finally(instrs: List[Instr], code_size: int) -> List[Instr]:
                 out.append(ins)
                 continue
             copies += 1
-            out.extend(copy(instrs[start:end], copies * (code_size + 2), ins.handler))
+            if ins.op == "BEGIN_FINALLY":
+                after = instrs[end + 1].offset if end + 1 < len(instrs) else None
+            else:
+                after = instrs[i].offset if i < len(instrs) else None
+            out.extend(copy(instrs[start:end], copies * (code_size + 2), ins.handler, instrs[end].offset, after))
             if ins.op == "BEGIN_FINALLY" and end + 1 < len(instrs):
                 out.append(Instr("JUMP", None, ins.offset, instrs[end + 1].offset, ins.line, ins.handler,
                                  "BEGIN_FINALLY"))
@@ -100,11 +104,14 @@ def matching_end(instrs: List[Instr], start: int) -> Optional[int]:
     return None
 
 
-def copy(body: List[Instr], shift: int, handler: Optional[Handler]) -> List[Instr]:
+def copy(body: List[Instr], shift: int, handler: Optional[Handler], end: int, after: Optional[int]) -> List[Instr]:
+    """A copy of a finally body at offsets moved by ``shift``; jumps to its ``END_FINALLY`` go to ``after``."""
     inside = {ins.offset for ins in body}
     out = []
     for ins in body:
         target = ins.target + shift if ins.target in inside else ins.target
+        if ins.target == end and after is not None:
+            target = after
         own = ins.handler
         if own is not None and own.target in inside:
             own = Handler(own.target + shift, own.depth, own.lasti)
