@@ -11,6 +11,7 @@ import inspect
 from types import CodeType
 from typing import List, Optional
 
+from framescope.decompiler.conditions import negate
 from framescope.decompiler.simulate import AssertionErrorName, CompAppend, is_none
 from framescope.errors import DecompilationError
 
@@ -71,7 +72,7 @@ def as_assert(stmt: ast.stmt) -> ast.stmt:
         msg = exc.args[0]
     elif not isinstance(exc, AssertionErrorName):
         return stmt
-    return ast.Assert(test=negate_test(stmt.test), msg=msg)
+    return ast.Assert(test=negate(stmt.test), msg=msg)
 
 
 def strip_return_none(body: List[ast.stmt]) -> List[ast.stmt]:
@@ -195,7 +196,7 @@ def collect(stmts: List[ast.stmt], generators: List[ast.comprehension], kind: st
                 isinstance(stmts[0].body[-1], ast.Continue) and len(stmts[0].body) == 1 and not stmts[0].orelse:
             if ifs is None:
                 raise DecompilationError("condition outside a comprehension loop", code_name=kind)
-            ifs.append(negate_test(stmts[0].test))
+            ifs.append(negate(stmts[0].test))
             stmts = stmts[1:]
             continue
         if len(stmts) != 1:
@@ -217,9 +218,3 @@ def collect(stmts: List[ast.stmt], generators: List[ast.comprehension], kind: st
         if kind == "<genexpr>" and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Yield):
             return CompAppend(value=stmt.value.value, key=None, depth=0)
         raise DecompilationError("unexpected statement in a comprehension", code_name=kind)
-
-
-def negate_test(node: ast.expr) -> ast.expr:
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        return node.operand
-    return ast.UnaryOp(op=ast.Not(), operand=node)

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Optional
 
 from framescope.decompiler import values as v
 from framescope.decompiler.cfg import Block
+from framescope.decompiler.normalize import same_exit as copies_of_one_exit
 from framescope.decompiler.normalize import same_run
 from framescope.decompiler.simulate import State
 from framescope.errors import DecompilationError
@@ -197,12 +198,10 @@ def same_exit(a: Optional[Block], a_state: State, b: Optional[Block]) -> bool:
     3.12+ copies small exit blocks into their predecessors, so the clean-up of a
     chained comparison (pop the spare operand, jump on) can end in a copy of its target.
     """
-    if a is b:
+    if copies_of_one_exit(a, b):
         return True
     if a is None or b is None:
         return False
-    if not a.succs() and not b.succs() and same_run(a.instrs, b.instrs):
-        return True  # two copies of one exit block (3.11+ copies ``return`` into each jump to it)
     pops = 0
     while pops < len(a.instrs) and a.instrs[pops].op == "POP_TOP":
         pops += 1

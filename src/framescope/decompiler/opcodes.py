@@ -39,6 +39,9 @@ LEGACY_BINARY = {
     "AND": "&", "OR": "|", "XOR": "^",
 }
 
+#: Unary operators by opname (3.12+ spells ``+x`` as an intrinsic, see ``op_CALL_INTRINSIC_1``).
+UNARY = {"UNARY_POSITIVE": "+", "UNARY_NEGATIVE": "-", "UNARY_INVERT": "~", "UNARY_NOT": "not"}
+
 #: Renamed operations whose behaviour is the same.
 SAME_AS = {
     "JUMP_FORWARD": "JUMP", "JUMP_ABSOLUTE": "JUMP", "JUMP_BACKWARD": "JUMP",
@@ -89,6 +92,8 @@ class Translator:
             if method is None and family in ("BINARY", "INPLACE") and operator in LEGACY_BINARY:
                 symbol = LEGACY_BINARY[operator] + ("=" if family == "INPLACE" else "")
                 self.emit(ins, "BINARY_OP", symbol)
+            elif method is None and ins.opname in UNARY:
+                self.emit(ins, "UNARY_OP", UNARY[ins.opname])
             elif method is not None:
                 method(ins)
             elif ins.opname in DROPPED:
@@ -132,18 +137,6 @@ class Translator:
             self.emit(ins, "EXC_MATCH")
         else:
             self.emit(ins, "COMPARE_OP", symbol)
-
-    def op_UNARY_POSITIVE(self, ins) -> None:
-        self.emit(ins, "UNARY_OP", "+")
-
-    def op_UNARY_NEGATIVE(self, ins) -> None:
-        self.emit(ins, "UNARY_OP", "-")
-
-    def op_UNARY_INVERT(self, ins) -> None:
-        self.emit(ins, "UNARY_OP", "~")
-
-    def op_UNARY_NOT(self, ins) -> None:
-        self.emit(ins, "UNARY_OP", "not")
 
     def op_CALL_INTRINSIC_1(self, ins) -> None:
         name = ins.argrepr

@@ -35,18 +35,7 @@ class ProtectedStructurer:
 
     def repeats_after(self, instrs: List[Instr]) -> bool:
         """Whether ``instrs`` repeat the code after the try statement whose clause is being built."""
-        if not self.after_try or self.after_try[-1] is None:
-            return False
-        block, seen = self.after_try[-1], 0
-        while block is not None and seen < 50:
-            n = len(block.instrs)
-            if n >= len(instrs) and same_run(block.instrs[n - len(instrs):], instrs):
-                return True
-            if block.last.op in POP_JUMPS or block.last.op in OR_POP_JUMPS:
-                return False  # only straight-line code after the try is what the clause repeats
-            block = block.fall if block.fall is not None else block.jump
-            seen += 1
-        return False
+        return bool(self.after_try) and repeated_tail(self.after_try[-1], instrs) is not None
 
     def name_cleanup(self, instrs, i: int, state: State) -> int:
         """Run ``name = None; del name`` after ``POP_EXCEPT``, if present; return the next index."""
@@ -236,18 +225,13 @@ class ProtectedStructurer:
     def shared_tail(self, start: Optional[Block], tail) -> Optional[Block]:
         """The block on the normal path that the clauses' copied tails repeat, cut out if needed."""
         copied = tail[0].instrs[tail[1]:]
-        block, seen = start, 0
-        while block is not None and seen < 50:
+        block = repeated_tail(start, copied)
+        if block is not None:
             n = len(block.instrs)
-            if n >= len(copied) and same_run(block.instrs[n - len(copied):], copied):
-                if n > len(copied):
-                    block = self.cfg.split(block, n - len(copied))
-                    self.ipdom = postdominators(self.cfg)
-                return block
-            if block.last.op in POP_JUMPS or block.last.op in OR_POP_JUMPS:
-                break
-            block = block.fall if block.fall is not None else block.jump
-            seen += 1
+            if n > len(copied):
+                block = self.cfg.split(block, n - len(copied))
+                self.ipdom = postdominators(self.cfg)
+            return block
         if tail is not None:
             self.resume[tail[0]] = tail[1]
             return tail[0]
@@ -320,6 +304,20 @@ class ProtectedStructurer:
             node = ast.Try(body=body or [ast.Pass()], handlers=[], orelse=[], finalbody=final or [ast.Pass()])
         state.stmts.append(node)
         return after
+
+
+def repeated_tail(start: Optional[Block], instrs: List[Instr]) -> Optional[Block]:
+    """The block on the straight path from ``start`` that ends with ``instrs``, if any."""
+    block, seen = start, 0
+    while block is not None and seen < 50:
+        n = len(block.instrs)
+        if n >= len(instrs) and same_run(block.instrs[n - len(instrs):], instrs):
+            return block
+        if block.last.op in POP_JUMPS or block.last.op in OR_POP_JUMPS:
+            return None  # only straight-line code after the try is what a clause repeats
+        block = block.fall if block.fall is not None else block.jump
+        seen += 1
+    return None
 
 
 def strip_reraise(body: List[ast.stmt]) -> Optional[List[ast.stmt]]:

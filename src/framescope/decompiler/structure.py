@@ -212,11 +212,7 @@ class Structurer(LoopStructurer, ProtectedStructurer):
                 state.stmts.extend(shared)
                 return None
         if true_end is None and false_end is None and body and orelse:
-            # Both arms leave: the one laid out first is the ``if`` body, the other follows it.
-            first_is_true = cond.true_block is not None and (
-                cond.false_block is None or cond.true_block.index < cond.false_block.index)
-            if not first_is_true:
-                test, body, orelse = negate(test), orelse, body
+            # Both arms leave (the one laid out first is already the body): the other follows it.
             if ends_control(body):
                 state.stmts.append(ast.If(test=test, body=body, orelse=[]))
                 state.stmts.extend(orelse)
