@@ -6,7 +6,7 @@ from framescope.errors import DecompilationError
 
 __version__ = "0.1.0"
 
-__all__ = ["DecompilationError", "__version__", "decompile"]
+__all__ = ["DecompilationError", "__version__", "decompile", "dump", "prepare_debug"]
 
 
 def decompile(obj: object, *, indent: int = 4, verify: bool = True) -> str:
@@ -20,3 +20,17 @@ def decompile(obj: object, *, indent: int = 4, verify: bool = True) -> str:
     from framescope.decompiler.api import decompile as _decompile
 
     return _decompile(obj, indent=indent, verify=verify)
+
+
+def __getattr__(name: str) -> object:
+    # framescope.dump (a package that is also called to start a dump) and prepare_debug load
+    # on first use, so that importing framescope stays light.
+    if name == "dump":
+        import framescope.dump
+
+        return framescope.dump
+    if name == "prepare_debug":
+        from framescope.dump import prepare_debug
+
+        return prepare_debug
+    raise AttributeError("module 'framescope' has no attribute %r" % name)

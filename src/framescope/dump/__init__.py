@@ -1,0 +1,112 @@
+"""framescope.dump: every torch.compile cache entry as a Python file, and the program runs it.
+
+::
+
+    import framescope
+
+    with framescope.dump("framescope_dump"):
+        main()          # any program that uses torch.compile
+
+For each frame torch.compile compiles, the folder gets ``__transformed_code_<i>_for_<fn>.py``
+(cache entry ``i``'s code, decompiled; the cache entry then runs the code compiled from that
+file, so breakpoints in it work), ``full_code_for_<fn>.py`` (the original source, each
+entry's guard as a Python function, the transformed code and a dispatcher, in one valid
+Python file) and ``index.json`` / ``index.md``. See docs/dump.md.
+
+``framescope.dump`` is this module, and calling it starts a dump: ``framescope.dump(path)``
+is :func:`dump`. Importing it does not import torch; entering a dump does.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import types
+from typing import Any, Callable, Dict, Optional
+
+from framescope.dump.session import DumpSession, DumpWarning
+
+__all__ = ["DumpSession", "DumpWarning", "active_session", "dump", "prepare_debug"]
+
+_active_lock = threading.Lock()
+_active: Optional[DumpSession] = None
+
+
+def active_session() -> Optional[DumpSession]:
+    """The session of the dump block running now, or None."""
+    return _active
+
+
+class dump:
+    """Context manager: dump what torch.compile makes inside the block into ``path``.
+
+    ``on_event(event)`` (optional) is called after every compile with a dict such as
+    ``{"event": "compile", "frame": "f", "entry": 0, "compile_id": "0/0",
+    "file": "__transformed_code_0_for_f.py", "decompiled": True}``.
+
+    One dump at a time per process: entering a second one while one is active raises
+    RuntimeError; one after another is fine. On exit torch's hooks are removed, the code
+    torch.compile made inside the block keeps running from the dumped files, and every
+    file and the index are complete.
+    """
+
+    def __init__(
+        self,
+        path: "os.PathLike[str] | str" = "framescope_dump",
+        *,
+        on_event: Optional[Callable[[Dict[str, Any]], None]] = None,
+    ) -> None:
+        if not isinstance(path, (str, os.PathLike)):
+            raise TypeError("framescope.dump needs a folder path, not %s" % type(path).__name__)
+        #: The folder to write into.
+        self.path = path
+        #: The progress callback, or None.
+        self.on_event = on_event
+        #: The running session while the block runs, else None.
+        self.session: Optional[DumpSession] = None
+        self._capture: Any = None
+
+    def __enter__(self) -> DumpSession:
+        global _active
+        from framescope.dump import capture
+
+        with _active_lock:
+            if _active is not None:
+                raise RuntimeError(
+                    "framescope.dump is already active (writing to %s); dumps cannot be nested"
+                    % _active.root
+                )
+            if os.path.exists(self.path) and not os.path.isdir(self.path):
+                raise NotADirectoryError("framescope.dump: %s exists and is not a folder" % os.fspath(self.path))
+            session = DumpSession(self.path, on_event=self.on_event)
+            self._capture = capture.start(session)
+            self.session = _active = session
+        return session
+
+    def __exit__(self, *exc_info: object) -> None:
+        global _active
+        from framescope.dump import capture
+
+        session, self.session = self.session, None
+        try:
+            if session is not None:
+                capture.stop(self._capture, session)
+        finally:
+            with _active_lock:
+                _active = None
+            self._capture = None
+
+
+def prepare_debug(path: "os.PathLike[str] | str" = "framescope_dump", **options: Any) -> dump:
+    """The same as :func:`dump` (the name depyf uses)."""
+    return dump(path, **options)
+
+
+class _CallableModule(types.ModuleType):
+    """``framescope.dump`` is both this package and a call that starts a dump."""
+
+    def __call__(self, path: "os.PathLike[str] | str" = "framescope_dump", **options: Any) -> dump:
+        return dump(path, **options)
+
+
+sys.modules[__name__].__class__ = _CallableModule

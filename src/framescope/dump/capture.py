@@ -1,0 +1,230 @@
+"""The hooks a dump installs into torch.compile, and what they do on each compile.
+
+torch calls :meth:`Capture.on_bytecode` once per successful frame compile (recompiles and
+resume functions included) with the original code and Dynamo's new code. framescope writes
+the entry's file, and returns the code compiled from it, which torch puts into the cache
+entry. The entry's guard is built by torch after the hook, so it is read from the cache
+entry list later: when the next compile starts, and when the dump ends.
+
+Nothing raised in here may reach the user's program: every hook turns its exceptions into
+dump warnings.
+"""
+from __future__ import annotations
+
+import importlib
+import types
+from typing import Any, Dict, List, Optional, Tuple
+
+from framescope import torch_internals
+from framescope.dump import fullcode, naming, transformed
+from framescope.dump.session import DumpSession, FrameState
+
+# Modules of the dump package that capture more (graphs, events): each has start(session)
+# and stop(session), called if present.
+_PARTS = ("framescope.dump.graphs", "framescope.dump.events")
+
+
+class Capture:
+    """The hooks of one session and the entries whose guards are not read yet."""
+
+    def __init__(self, session: DumpSession) -> None:
+        #: The session files and records go to.
+        self.session = session
+        #: What to remove from torch when the dump ends.
+        self.handles: List[torch_internals.Removable] = []
+        #: Entries whose guard is not known yet: (frame, entry record, code the entry runs).
+        self.pending: List[Tuple[FrameState, Dict[str, Any], types.CodeType]] = []
+        #: id(resume code) -> (resume code, [(frame, entry record) of entries that call it]).
+        self.resume_callers: Dict[int, Tuple[types.CodeType, List[Tuple[FrameState, Dict[str, Any]]]]] = {}
+        #: The optional parts started (modules with start/stop).
+        self.parts: List[Any] = []
+
+    # ------------------------------------------------------------------ torch's hooks
+
+    def on_bytecode(self, code: types.CodeType, new_code: types.CodeType) -> Optional[types.CodeType]:
+        try:
+            with self.session.lock:
+                self.read_guards()
+                return self.add_entry(code, new_code)
+        except Exception as exc:
+            self.session.warn(
+                "internal error while dumping %s: %s: %s" % (code.co_name, type(exc).__name__, exc)
+            )
+            return None
+
+    def on_start(self) -> None:
+        try:
+            with self.session.lock:
+                self.read_guards()
+        except Exception as exc:
+            self.session.warn("internal error while reading guards: %s: %s" % (type(exc).__name__, exc))
+
+    # ------------------------------------------------------------------ one compile
+
+    def add_entry(self, code: types.CodeType, new_code: types.CodeType) -> Optional[types.CodeType]:
+        session = self.session
+        state = session.frame_state(code)
+        frame = state.record
+        index = len(frame["entries"])
+        compile_id = torch_internals.current_compile_id()
+        module_globals = torch_internals.compiling_globals()
+        name = naming.transformed_file(index, frame["id"])
+        path = str(session.path_of(name))
+        result = transformed.make(code, new_code, path, _header(state, index, compile_id), module_globals)
+        session.write(name, result.text)
+        if result.code is not None and module_globals is not None:
+            transformed.install_aliases(result, module_globals)
+        entry = {
+            "index": index,
+            "compile_id": compile_id,
+            "file": name,
+            "decompiled": result.code is not None,
+            "fallback_reason": result.reason,
+            "guard_function": naming.guard_function(index, frame["id"]),
+            "guard": [],
+            "graphs": [naming.stable_graph_name(n) for n in new_code.co_names if naming.is_graph_name(n)],
+            "calls_resume": [],
+            "compile_time_s": None,
+            "recompile_reason": None,
+        }
+        session.add_entry(state, entry)
+        runs = new_code if result.code is None else result.code
+        state.entry_codes.append(runs)
+        state.entry_sources.append(result.source)
+        self.pending.append((state, entry, runs))
+        self.link_resumes(state, entry, new_code, module_globals)
+        if result.reason is not None:
+            session.warn(
+                "could not decompile cache entry %d of %s (%s); Dynamo's own code runs for it"
+                % (index, frame["qualname"], result.reason)
+            )
+        fullcode.write(session, state)
+        session.save()
+        session.emit(
+            {
+                "event": "compile",
+                "frame": frame["id"],
+                "entry": index,
+                "compile_id": compile_id,
+                "file": name,
+                "decompiled": result.code is not None,
+            }
+        )
+        return result.code
+
+    def link_resumes(
+        self,
+        state: FrameState,
+        entry: Dict[str, Any],
+        new_code: types.CodeType,
+        module_globals: Optional[Dict[str, object]],
+    ) -> None:
+        """Connect an entry with the resume functions its code calls after a graph break, and
+        a resume frame with the frame it continues."""
+        own = self.resume_callers.get(id(state.code))
+        if own is not None and state.record["resume_of"] is None and own[1]:
+            state.record["resume_of"] = own[1][0][0].record["id"]
+            state.record["resume_line"] = naming.resume_line(state.code.co_name)
+        if len(state.record["entries"]) == 1 and own is not None:
+            for _caller, caller_entry in own[1]:
+                caller_entry["calls_resume"].append(state.record["id"])
+        for name in new_code.co_names:
+            if not naming.is_resume_global(name) or module_globals is None:
+                continue
+            resume = getattr(module_globals.get(name), "__code__", None)
+            if not isinstance(resume, types.CodeType):
+                continue
+            state.resume_globals[name] = resume
+            callers = self.resume_callers.setdefault(id(resume), (resume, []))[1]
+            callers.append((state, entry))
+            known = self.session.frame_id(resume)
+            if known is not None:
+                entry["calls_resume"].append(known)
+
+    def read_guards(self) -> None:
+        """Fill in the guards of entries whose cache entry torch has made since."""
+        still: List[Tuple[FrameState, Dict[str, Any], types.CodeType]] = []
+        changed: Dict[int, FrameState] = {}
+        for state, entry, runs in self.pending:
+            found = torch_internals.entry_guard(state.code, runs)
+            if found is None:
+                still.append((state, entry, runs))
+                continue
+            compile_id, parts = found
+            entry["guard"] = list(parts)
+            if entry["compile_id"] is None:
+                entry["compile_id"] = compile_id
+            changed[id(state.code)] = state
+        self.pending = still
+        for state in changed.values():
+            fullcode.write(self.session, state)
+        if changed:
+            self.session.save()
+
+
+def _header(state: FrameState, index: int, compile_id: Optional[str]) -> List[str]:
+    frame = state.record
+    return [
+        "# torch.compile's code for %s (%s:%d): cache entry %d, compile %s."
+        % (frame["qualname"], frame["filename"], frame["firstlineno"], index, compile_id),
+        "# It runs in place of %s when the entry's guard passes; the guard is" % frame["name"],
+        "# %s in %s." % (naming.guard_function(index, frame["id"]), frame["full_code"]),
+    ]
+
+
+# ---------------------------------------------------------------------- start and stop
+
+
+def start(session: DumpSession) -> Capture:
+    """Install the hooks of a session (raises UnsupportedTorchError on an unknown torch)."""
+    torch_internals.load()
+    capture = Capture(session)
+    capture.handles.append(torch_internals.register_bytecode_hook(capture.on_bytecode))
+    try:
+        capture.handles.append(torch_internals.on_compile_start(capture.on_start))
+        for module_name in _PARTS:
+            try:
+                module = importlib.import_module(module_name)
+            except ImportError:
+                continue
+            begin = getattr(module, "start", None)
+            if begin is not None:
+                _guarded(session, begin, module_name)
+                capture.parts.append(module)
+    except BaseException:
+        stop(capture, session)
+        raise
+    return capture
+
+
+def stop(capture: Capture, session: DumpSession) -> None:
+    """Remove the hooks, read the last guards and write the final files and index."""
+    for handle in reversed(capture.handles):
+        handle.remove()
+    capture.handles = []
+    for module in reversed(capture.parts):
+        end = getattr(module, "stop", None)
+        if end is not None:
+            _guarded(session, end, module.__name__)
+    capture.parts = []
+    try:
+        with session.lock:
+            capture.read_guards()
+            for state, entry, _runs in capture.pending:
+                session.warn(
+                    "no cache entry of %s holds entry %d any more; its guard is unknown"
+                    % (state.record["qualname"], entry["index"])
+                )
+            capture.pending = []
+            for state in list(session.states.values()):
+                fullcode.write(session, state)
+            session.save()
+    except Exception as exc:
+        session.warn("could not finish the dump: %s: %s" % (type(exc).__name__, exc))
+
+
+def _guarded(session: DumpSession, function: Any, module_name: str) -> None:
+    try:
+        function(session)
+    except Exception as exc:
+        session.warn("%s failed: %s: %s" % (module_name, type(exc).__name__, exc))

@@ -1,0 +1,154 @@
+"""torch's guard text as Python: one expression per guard part, over ``L`` and ``G``.
+
+torch prints each check of a cache entry's guard as a "code part" that mostly reads as
+Python over ``L`` (the frame's locals) and ``G`` (its globals), but not always: some carry a
+``, type=<class 'int'>`` suffix, some name torch's global state, some call helpers that
+exist only inside torch. Each part becomes a Python expression; parts with no Python
+spelling become calls to small helper functions whose source is returned alongside, so
+that the full-code file that shows them defines them.
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+import json
+import re
+from typing import Dict, List, NamedTuple, Optional, Sequence, Set
+
+_TYPE_SUFFIX = re.compile(r",\s*type=<class '([\w.]+)'>\s*$")
+_ID_CHECK = re.compile(r"^___check_(type|obj)_id\((.*), (\d+)\)$")
+_GLOBAL_STATE = re.compile(r"^___check_global_state\(\) against (\{.*\})$", re.S)
+_TENSOR_CHECK = re.compile(
+    r"^check_tensor\((.+?), \w+, DispatchKeySet\([^)]*\), (torch\.\w+), device=(\w+|None), "
+    r"requires_grad=(True|False), size=(\[[^\]]*\]), stride=(\[[^\]]*\])\)$"
+)
+
+# Helper functions a rendered guard may call, by name: their source in the full-code file.
+HELPERS: Dict[str, str] = {
+    "___check_type_id": '''def ___check_type_id(value, type_id):
+    """The type of value is the class that had this id when the entry was compiled."""
+    return id(type(value)) == type_id''',
+    "___check_obj_id": '''def ___check_obj_id(value, object_id):
+    """value is the very object that had this id when the entry was compiled."""
+    return id(value) == object_id''',
+    "___check_tensor": '''def ___check_tensor(value, dtype, device, requires_grad, size, stride):
+    """A tensor like the one the entry was compiled for (None: any size/stride there)."""
+    def same(have, want):
+        return len(have) == len(want) and all(w is None or h == w for h, w in zip(have, want))
+
+    return (
+        isinstance(value, torch.Tensor)
+        and value.dtype == dtype
+        and (device is None or value.device.index == device)
+        and value.requires_grad == requires_grad
+        and same(value.size(), size)
+        and same(value.stride(), stride)
+    )''',
+    "___check_global_state": '''def ___check_global_state(state):
+    """torch's global settings are as when the entry was compiled (the main ones)."""
+    return (
+        torch.is_grad_enabled() == state["grad_mode"]
+        and torch.are_deterministic_algorithms_enabled() == state["deterministic_algorithms"]
+        and torch.get_num_threads() == state["num_threads"]
+    )''',
+    "___check_torch_function_mode_stack": '''def ___check_torch_function_mode_stack():
+    """The stack of TorchFunctionMode objects is as when the entry was compiled (checked by
+    torch in C++)."""
+    return True''',
+    "___torch_guard": '''def ___torch_guard(text):
+    """A check with no plain Python spelling; torch evaluates it in C++. text is torch's."""
+    return True''',
+    "___dict_contains": '''def ___dict_contains(key, mapping):
+    return key in mapping''',
+    "___odict_getitem": '''def ___odict_getitem(mapping, key):
+    return collections.OrderedDict.__getitem__(mapping, key)''',
+    "___tuple_iterator_len": '''def ___tuple_iterator_len(iterator):
+    return len(iterator.__reduce__()[1][0]) - iterator.__reduce__()[2]''',
+    "___namedtuple_fields": '''def ___namedtuple_fields(value):
+    return value._fields''',
+    "___dataclass_fields": '''def ___dataclass_fields(value):
+    return dataclasses.fields(value)''',
+    "__math_isnan": '''__math_isnan = math.isnan''',
+    "inf": '''inf = float("inf")''',
+    "device": '''device = torch.device''',
+    "utils_device": '''import torch.utils._device as utils_device''',
+}
+# Helpers that need other helpers or modules imported first.
+NEEDS = {"___odict_getitem": "collections", "___dataclass_fields": "dataclasses", "__math_isnan": "math"}
+# Names a guard may use besides the helpers: the frame's locals and globals, torch, builtins.
+_KNOWN = frozenset(["L", "G", "torch"]) | frozenset(dir(builtins))
+
+
+class Clause(NamedTuple):
+    """One guard part as Python."""
+
+    #: A Python expression over L and G (and helpers).
+    expr: str
+    #: torch's own text, when the expression differs from it; else None.
+    original: Optional[str]
+
+
+def render(parts: Sequence[str]) -> List[Clause]:
+    """Each of torch's guard code parts as a Python expression."""
+    return [_clause(part) for part in parts]
+
+
+def helpers_used(clauses: Sequence[Clause]) -> Set[str]:
+    """The helper names the clauses call (keys of HELPERS)."""
+    used: Set[str] = set()
+    for clause in clauses:
+        for node in ast.walk(ast.parse(clause.expr, mode="eval")):
+            if isinstance(node, ast.Name) and node.id in HELPERS:
+                used.add(node.id)
+    return used
+
+
+def _clause(part: str) -> Clause:
+    text = part.strip()
+    flat = " ".join(text.split())
+    match = _GLOBAL_STATE.match(text)
+    if match:
+        try:
+            state = json.loads(match.group(1))
+        except ValueError:
+            state = None
+        if isinstance(state, dict) and {"grad_mode", "deterministic_algorithms", "num_threads"} <= set(state):
+            keep = {key: state[key] for key in ("grad_mode", "deterministic_algorithms", "num_threads")}
+            return Clause("___check_global_state(%r)" % keep, flat)
+    suffix = _TYPE_SUFFIX.search(text)
+    type_name = suffix.group(1) if suffix else None
+    if suffix:
+        text = text[: suffix.start()]
+    match = _ID_CHECK.match(text)
+    if match and _parses(match.group(2)):
+        kind, subject, number = match.groups()
+        if kind == "type" and type_name is not None and "." not in type_name and hasattr(builtins, type_name):
+            return Clause("type(%s) is %s" % (subject, type_name), flat)
+        return Clause("___check_%s_id(%s, %s)" % (kind, subject, number), flat if suffix else None)
+    match = _TENSOR_CHECK.match(" ".join(text.split()))
+    if match and _parses(match.group(1)):
+        subject, dtype, device, grad, size, stride = match.groups()
+        return Clause(
+            "___check_tensor(%s, %s, %s, %s, %s, %s)" % (subject, dtype, device, grad, size, stride), flat
+        )
+    if _usable(text):
+        return Clause(text, None)
+    return Clause("___torch_guard(%r)" % flat, None)
+
+
+def _parses(text: str) -> bool:
+    try:
+        ast.parse(text, mode="eval")
+    except SyntaxError:
+        return False
+    return True
+
+
+def _usable(text: str) -> bool:
+    """Whether ``text`` is a Python expression using only names the full-code file has."""
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except SyntaxError:
+        return False
+    names = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+    return names <= (_KNOWN | set(HELPERS))

@@ -1,0 +1,86 @@
+"""File names in a dump folder: stable across runs of the same program.
+
+Names come from code object names and compile order only, never from ids, times or the
+uuids torch puts into some of its generated names, so that two runs of a program give the
+same list of files.
+"""
+from __future__ import annotations
+
+import re
+from typing import Optional, Set
+
+# torch names each compiled graph ``__compiled_fn_<n>`` and, since 2.13, appends a random uuid.
+_GRAPH_NAME = re.compile(
+    r"\b(__compiled_fn_\d+)_[0-9a-f]{8}_[0-9a-f]{4}_[0-9a-f]{4}_[0-9a-f]{4}_[0-9a-f]{12}\b"
+)
+_RESUME_GLOBAL = re.compile(r"^__resume_at_\d+_\d+$")
+_RESUME_CODE = re.compile(r"^torch_dynamo_resume_in_(.+)_at_(\d+)$")
+
+
+def sanitise(name: str) -> str:
+    """``name`` with every character outside ``[A-Za-z0-9_]`` replaced by ``_``."""
+    return re.sub(r"[^A-Za-z0-9_]", "_", name) or "_"
+
+
+def stable_graph_name(name: str) -> str:
+    """A graph's global name without torch's uuid: ``__compiled_fn_3_ab12...`` -> ``__compiled_fn_3``."""
+    match = _GRAPH_NAME.fullmatch(name)
+    return match.group(1) if match else name
+
+
+def strip_graph_uuids(text: str) -> str:
+    """``text`` with every ``__compiled_fn_<n>_<uuid>`` shortened to ``__compiled_fn_<n>``."""
+    return _GRAPH_NAME.sub(r"\1", text)
+
+
+def is_graph_name(name: str) -> bool:
+    """Whether a global name is one of torch's compiled graphs (with or without uuid)."""
+    return re.fullmatch(r"__compiled_fn_\d+", stable_graph_name(name)) is not None
+
+
+def is_resume_global(name: str) -> bool:
+    """Whether a global name is one of torch's resume functions (``__resume_at_<offset>_<n>``)."""
+    return _RESUME_GLOBAL.match(name) is not None
+
+
+def resume_line(code_name: str) -> Optional[int]:
+    """The user line a resume function continues at, from its code name; None for others."""
+    match = _RESUME_CODE.match(code_name)
+    return int(match.group(2)) if match else None
+
+
+def transformed_file(index: int, frame_id: str) -> str:
+    """File of cache entry ``index`` of a frame."""
+    return "__transformed_code_%d_for_%s.py" % (index, frame_id)
+
+
+def full_code_file(frame_id: str) -> str:
+    """The one-file summary of a frame."""
+    return "full_code_for_%s.py" % frame_id
+
+
+def guard_function(index: int, frame_id: str) -> str:
+    """Name of the guard function of cache entry ``index`` in the frame's full-code file."""
+    return "__guard_%d_for_%s" % (index, frame_id)
+
+
+class FrameIds:
+    """Hands out the ``<fn>`` stem of each code object: its sanitised name, made unique.
+
+    The first code object with a given sanitised name gets the bare name, later different
+    ones ``_2``, ``_3``, ... in the order they are first seen.
+    """
+
+    def __init__(self) -> None:
+        #: Every stem handed out so far.
+        self._taken: Set[str] = set()
+
+    def new(self, code_name: str) -> str:
+        """A fresh stem for a code object named ``code_name``."""
+        base = sanitise(code_name)
+        stem, count = base, 1
+        while stem in self._taken:  # "f_2" may also be a code object's own name
+            count += 1
+            stem = "%s_%d" % (base, count)
+        self._taken.add(stem)
+        return stem

@@ -1,0 +1,285 @@
+"""A dump session: the folder, the lock, the names, and everything that goes into index.json.
+
+One :class:`DumpSession` lives for one ``with framescope.dump(DIR):`` block. framescope's
+hooks on torch.compile call it from whatever thread compiles; every method takes the
+session's lock, so records and files never interleave.
+
+Records are plain dicts shaped like the entries of index.json (see index.py). Code that
+records something before framescope knows the frame or the cache entry it belongs to may
+put ``"code"`` (the original code object) or ``"compile_id"`` (torch's id, "0/1") in the
+dict instead of ``"frame"`` / ``"entry"``: the session fills those in as soon as the frame
+or entry exists. ``"code"`` never reaches index.json.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import types
+import warnings
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from framescope.dump import index as _index
+from framescope.dump.naming import FrameIds, full_code_file
+
+
+class DumpWarning(UserWarning):
+    """framescope.dump could not do something (decompile an entry, write a file, ...).
+
+    The program goes on unchanged; details are in the dump's index.json under ``warnings``.
+    """
+
+
+Event = Dict[str, Any]
+
+
+class FrameState:
+    """What the session keeps about one compiled code object besides its index.json record."""
+
+    def __init__(self, code: types.CodeType, record: Dict[str, Any]) -> None:
+        #: The original code object (a user function, or a resume function torch made).
+        self.code = code
+        #: The frame's record in index.json ``frames``.
+        self.record = record
+        #: Per entry, in compile order: the code torch's cache entry runs (the code compiled
+        #: from the dumped file, or Dynamo's own when that failed).
+        self.entry_codes: List[types.CodeType] = []
+        #: Per entry: the decompiled ``def`` source, or None where decompiling failed.
+        self.entry_sources: List[Optional[str]] = []
+        #: Global name -> code of each resume function the entries call after a graph break.
+        self.resume_globals: Dict[str, types.CodeType] = {}
+        #: The original function's source for the full-code file (None until looked up,
+        #: and where there is none).
+        self.original_source: Optional[str] = None
+
+
+class DumpSession:
+    """The state of one dump: where files go and what index.json says."""
+
+    def __init__(
+        self, root: "os.PathLike[str] | str", on_event: Optional[Callable[[Event], None]] = None
+    ) -> None:
+        #: The folder the user named, absolute. Under torch.distributed with more than one
+        #: process, each rank writes into ``root/rank_<r>/``.
+        self.root = Path(os.path.abspath(os.fspath(root)))
+        #: Taken by every method; re-entrant so that recording code may call back.
+        self.lock = threading.RLock()
+        #: Called with a small dict after each compile (see DumpSession.emit); None for none.
+        self.on_event = on_event
+        #: index.json ``frames``: one record per compiled code object, in compile order.
+        self.frames: List[Dict[str, Any]] = []
+        #: index.json ``graphs``.
+        self.graphs: List[Dict[str, Any]] = []
+        #: index.json ``graph_breaks``.
+        self.graph_breaks: List[Dict[str, Any]] = []
+        #: index.json ``recompiles``.
+        self.recompiles: List[Dict[str, Any]] = []
+        #: index.json ``warnings``.
+        self.warnings: List[str] = []
+        #: sys.argv when the session started.
+        self.argv: List[str] = list(sys.argv)
+        #: id(original code) -> its FrameState. The code objects are kept alive by the
+        #: states, so ids are never reused while the session lives.
+        self.states: Dict[int, FrameState] = {}
+        self._ids = FrameIds()
+        self._dir: Optional[Path] = None
+        self._warned = False
+        # compile id -> (frame record, entry record) of each cache entry made so far.
+        self._by_compile_id: Dict[str, Tuple[Dict[str, Any], Dict[str, Any]]] = {}
+        # compile id -> fields to set on its entry once it exists (update_entry came first).
+        self._early_fields: Dict[str, Dict[str, Any]] = {}
+
+    # ------------------------------------------------------------------ the folder
+
+    @property
+    def directory(self) -> Path:
+        """The folder files go into (created on first use).
+
+        Decided on first use: ``root/rank_<r>`` when torch.distributed runs with more than
+        one process (from the initialised process group, else the RANK / WORLD_SIZE
+        variables that launchers set), ``root`` otherwise.
+        """
+        with self.lock:
+            if self._dir is None:
+                rank = _distributed_rank()
+                path = self.root if rank is None else self.root / ("rank_%d" % rank)
+                path.mkdir(parents=True, exist_ok=True)
+                self._dir = path
+            return self._dir
+
+    def write(self, name: str, text: str) -> Path:
+        """Write ``text`` to the file ``name`` of the dump folder, atomically; return its path.
+
+        ``name`` is relative to the folder (``a/b.py`` makes ``a/``). Readers never see a
+        half-written file: the text goes to a temporary file that then replaces ``name``.
+        """
+        parts = Path(name).parts
+        if not parts or Path(name).is_absolute() or ".." in parts:
+            raise ValueError("a dump file name must be relative and stay inside the dump: %r" % name)
+        with self.lock:
+            path = self.directory / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            temp = path.with_name(".%s.tmp" % path.name)
+            with open(temp, "w", encoding="utf-8") as handle:
+                handle.write(text)
+            os.replace(temp, path)
+            return path
+
+    def path_of(self, name: str) -> Path:
+        """Where the dump file ``name`` is (or will be)."""
+        return self.directory / name
+
+    # ------------------------------------------------------------------ frames and entries
+
+    def frame_id(self, code: types.CodeType) -> Optional[str]:
+        """The ``<fn>`` id of an original code object, or None if it has not been compiled."""
+        with self.lock:
+            state = self.states.get(id(code))
+            return None if state is None else state.record["id"]
+
+    def frame_state(self, code: types.CodeType) -> FrameState:
+        """The FrameState of an original code object, made (with a fresh id) on first use."""
+        with self.lock:
+            state = self.states.get(id(code))
+            if state is None:
+                frame_id = self._ids.new(code.co_name)
+                record = {
+                    "id": frame_id,
+                    "name": code.co_name,
+                    "qualname": getattr(code, "co_qualname", code.co_name),
+                    "filename": code.co_filename,
+                    "firstlineno": code.co_firstlineno,
+                    "resume_of": None,
+                    "resume_line": None,
+                    "full_code": full_code_file(frame_id),
+                    "entries": [],
+                }
+                state = self.states[id(code)] = FrameState(code, record)
+                self.frames.append(record)
+            return state
+
+    def add_entry(self, state: FrameState, entry: Dict[str, Any]) -> None:
+        """Append a cache entry record to a frame; apply fields recorded early for its compile."""
+        with self.lock:
+            state.record["entries"].append(entry)
+            compile_id = entry.get("compile_id")
+            if compile_id is not None:
+                self._by_compile_id[compile_id] = (state.record, entry)
+                entry.update(self._early_fields.pop(compile_id, {}))
+
+    def entry_for_compile_id(self, compile_id: str) -> Optional[Dict[str, Any]]:
+        """``{"frame": <id>, "entry": <index>, "file": ...}`` for torch's compile id, or None.
+
+        None until the compile has made its cache entry: torch compiles a frame's graphs
+        before framescope sees the frame's bytecode.
+        """
+        with self.lock:
+            found = self._by_compile_id.get(str(compile_id))
+            if found is None:
+                return None
+            frame, entry = found
+            return {"frame": frame["id"], "entry": entry["index"], "file": entry["file"]}
+
+    def update_entry(self, compile_id: str, **fields: Any) -> None:
+        """Set fields of the cache entry made by a compile (``compile_time_s``,
+        ``recompile_reason``, ...); kept until that entry exists if it does not yet."""
+        with self.lock:
+            found = self._by_compile_id.get(str(compile_id))
+            if found is None:
+                self._early_fields.setdefault(str(compile_id), {}).update(fields)
+            else:
+                found[1].update(fields)
+
+    # ------------------------------------------------------------------ other records
+
+    def record_graph(self, info: Dict[str, Any]) -> None:
+        """Add a graph to index.json ``graphs``, or update the one with the same ``name``."""
+        with self.lock:
+            name = info.get("name")
+            for graph in self.graphs:
+                if name is not None and graph.get("name") == name:
+                    files = dict(graph.get("files") or {})
+                    files.update(info.get("files") or {})
+                    graph.update(info)
+                    if files:
+                        graph["files"] = files
+                    return
+            self.graphs.append(dict(info))
+
+    def record_graph_break(self, info: Dict[str, Any]) -> None:
+        """Add a graph break to index.json ``graph_breaks``."""
+        with self.lock:
+            self.graph_breaks.append(dict(info))
+
+    def record_recompile(self, info: Dict[str, Any]) -> None:
+        """Add a recompile to index.json ``recompiles``."""
+        with self.lock:
+            self.recompiles.append(dict(info))
+
+    def warn(self, message: str) -> None:
+        """Record something framescope could not do; the first one also becomes a DumpWarning."""
+        message = " ".join(str(message).split())
+        with self.lock:
+            self.warnings.append(message)
+            first, self._warned = not self._warned, True
+        if first:
+            warnings.warn(
+                "framescope.dump: %s (the program is not affected; every such problem is "
+                "listed in %s)" % (message, self.root / "index.json"),
+                DumpWarning,
+                stacklevel=2,
+            )
+
+    # ------------------------------------------------------------------ output
+
+    def resolve(self, record: Dict[str, Any]) -> Dict[str, Any]:
+        """``record`` with ``frame``/``entry`` filled in from ``code``/``compile_id`` where known."""
+        with self.lock:
+            out = dict(record)
+            code = out.pop("code", None)
+            if out.get("frame") is None and isinstance(code, types.CodeType):
+                out["frame"] = self.frame_id(code)
+            compile_id = out.get("compile_id")
+            if compile_id is not None and (out.get("frame") is None or out.get("entry") is None):
+                found = self._by_compile_id.get(str(compile_id))
+                if found is not None:
+                    if out.get("frame") is None:
+                        out["frame"] = found[0]["id"]
+                    if out.get("entry") is None:
+                        out["entry"] = found[1]["index"]
+            return out
+
+    def save(self) -> None:
+        """Write index.json and index.md (each atomically)."""
+        with self.lock:
+            data = _index.build(self)
+            self.write("index.json", _index.to_json(data))
+            self.write("index.md", _index.to_markdown(data))
+
+    def emit(self, event: Event) -> None:
+        """Pass an event to ``on_event``; its exceptions become dump warnings."""
+        if self.on_event is None:
+            return
+        try:
+            self.on_event(dict(event))
+        except Exception as exc:  # a progress printer must not break the program
+            self.warn("the on_event callback raised %s: %s" % (type(exc).__name__, exc))
+
+
+def _distributed_rank() -> Optional[int]:
+    """This process's rank when torch.distributed runs more than one process, else None."""
+    dist = sys.modules.get("torch.distributed")
+    try:
+        if dist is not None and dist.is_available() and dist.is_initialized():
+            if dist.get_world_size() > 1:
+                return int(dist.get_rank())
+            return None
+    except Exception:  # a half-torn-down process group: fall back to the environment
+        pass
+    try:
+        if int(os.environ.get("WORLD_SIZE", "1")) > 1:
+            return int(os.environ["RANK"])
+    except (KeyError, ValueError):
+        pass
+    return None

@@ -1,0 +1,183 @@
+"""``__transformed_code_<i>_for_<fn>.py``: one cache entry's code, as the Python it runs from.
+
+Dynamo's bytecode is decompiled into a ``def``; the file is compiled, the function's code
+object is taken out of it, checked against Dynamo's (validate.py), and handed back to torch,
+so the cache entry runs code whose ``co_filename`` is the dumped file. When any step fails
+the file says why and shows Dynamo's bytecode as comments, and Dynamo's own code runs.
+"""
+from __future__ import annotations
+
+import __future__
+import ast
+import dis
+import types
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from framescope.dump import naming, validate
+
+# Future-import flags a code object may carry; the recompiled file must enable the same.
+# (nested_scopes shares its bit with CO_NESTED and changes nothing.)
+_FUTURE_FLAGS = 0
+for _feature in __future__.all_feature_names:
+    _FUTURE_FLAGS |= getattr(__future__, _feature).compiler_flag
+_FUTURE_FLAGS &= ~__future__.nested_scopes.compiler_flag
+
+
+@dataclass
+class Result:
+    """What became of one cache entry's code."""
+
+    #: The text of the dumped file.
+    text: str
+    #: The code compiled from the file, to run in the cache entry; None: Dynamo's runs.
+    code: Optional[types.CodeType]
+    #: The decompiled ``def`` (uuid-free names), for the full-code file; None on failure.
+    source: Optional[str]
+    #: Why the file holds Dynamo's bytecode instead of Python; None when decompiled.
+    reason: Optional[str]
+    #: Graph names that were shortened in ``source``: short name -> torch's name.
+    aliases: Dict[str, str]
+
+
+def make(
+    original: types.CodeType,
+    dynamo: types.CodeType,
+    filename: str,
+    header: Sequence[str],
+    module_globals: Optional[Dict[str, object]],
+) -> Result:
+    """Decompile, compile and check Dynamo's code for one entry; never raises for bad code."""
+    aliases: Dict[str, str] = {}
+    if module_globals is not None:
+        # Shorten torch's uuid graph names only where the short name can be made to mean
+        # the same object in the function's globals.
+        for name in dynamo.co_names:
+            short = naming.stable_graph_name(name)
+            if short != name and name in module_globals and module_globals.get(short, module_globals[name]) is module_globals[name]:
+                aliases[short] = name
+    try:
+        from framescope.decompiler.machine import decompile_transformed
+
+        source = decompile_transformed(dynamo, indent=4)
+        if aliases:
+            source = naming.strip_graph_uuids(source)
+        text, code = _compile(original, dynamo, source, filename, header)
+        reverse = {long: short for short, long in aliases.items()}
+        validate.check(dynamo, code, lambda name: reverse.get(name, name))
+    except Exception as exc:  # the decompiler's own errors and anything else it raises
+        reason = "%s: %s" % (type(exc).__name__, " ".join(str(exc).split()))
+        return Result(fallback_text(header, reason, dynamo), None, None, reason, {})
+    code = _rename(code, original)
+    return Result(text, code, source, None, aliases)
+
+
+def install_aliases(result: Result, module_globals: Dict[str, object]) -> None:
+    """Make the short graph names of ``result`` global names of the function's module."""
+    for short, name in result.aliases.items():
+        module_globals[short] = module_globals[name]
+
+
+def _compile(
+    original: types.CodeType, dynamo: types.CodeType, source: str, filename: str, header: Sequence[str]
+) -> Tuple[str, types.CodeType]:
+    """The file text and the function code compiled from it, with the same free variables
+    and cells as Dynamo's code."""
+    name = _def_name(source)
+    body = source.rstrip("\n") + "\n"
+    for _ in range(2):
+        text = "\n".join(list(header) + [""] + _wrapped(body, name, dynamo.co_freevars)) + "\n"
+        module = compile(text, filename, "exec", flags=dynamo.co_flags & _FUTURE_FLAGS, dont_inherit=True)
+        code = _find(module, name, bool(dynamo.co_freevars))
+        free = [n for n in dynamo.co_freevars if n not in code.co_freevars]
+        cells = [n for n in dynamo.co_cellvars if n not in code.co_cellvars]
+        if not free and not cells:
+            return text, code
+        # Dynamo's code keeps every cell and free variable of the original even where it
+        # no longer uses them; declare them so that the layout torch copies into matches.
+        body = _declare(body, free, cells)
+    return text, code
+
+
+def _def_name(source: str) -> str:
+    tree = ast.parse(source)
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return node.name
+    raise ValueError("the decompiler returned no def")
+
+
+def _wrapped(body: str, name: str, free: Sequence[str]) -> List[str]:
+    """The ``def``; for a closure inside a factory that binds its free variables."""
+    if not free:
+        return body.splitlines()
+    lines = ["def __closure_of_%s():" % name]
+    lines.append("    # %s's free variables: when it runs, its closure supplies them" % name)
+    lines += ["    %s = None" % var for var in free]
+    lines += [("    " + line) if line else "" for line in body.splitlines()]
+    lines.append("    return %s" % name)
+    return lines
+
+
+def _declare(body: str, free: Sequence[str], cells: Sequence[str]) -> str:
+    """``body`` with declarations that make ``free`` free and ``cells`` cell variables."""
+    func = ast.parse(body).body[0]
+    first = func.body[0]  # type: ignore[attr-defined]
+    lines = body.splitlines()
+    indent = " " * first.col_offset
+    added = []
+    if free:
+        added.append("%snonlocal %s  # free variables of the original, unused here" % (indent, ", ".join(free)))
+    if cells:
+        added.append("%sif False:  # keeps %s a cell variable, as in the original" % (indent, ", ".join(cells)))
+        added += ["%s    %s = lambda: %s" % (indent, var, var) for var in cells]
+    row = first.lineno - 1
+    if hasattr(first, "decorator_list") and first.decorator_list:
+        row = first.decorator_list[0].lineno - 1
+    return "\n".join(lines[:row] + added + lines[row:]) + "\n"
+
+
+def _find(module: types.CodeType, name: str, in_factory: bool) -> types.CodeType:
+    scope = module
+    if in_factory:
+        scope = _child(module, "__closure_of_%s" % name)
+    return _child(scope, name)
+
+
+def _child(code: types.CodeType, name: str) -> types.CodeType:
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType) and const.co_name == name:
+            return const
+    raise ValueError("the compiled file defines no function %s" % name)
+
+
+def _rename(code: types.CodeType, original: types.CodeType) -> types.CodeType:
+    """``code`` under the original's name and qualified name (line numbers stay the file's)."""
+    changes = {"co_name": original.co_name}
+    if hasattr(original, "co_qualname"):
+        changes["co_qualname"] = original.co_qualname
+    return code.replace(**changes)
+
+
+def fallback_text(header: Sequence[str], reason: str, dynamo: types.CodeType) -> str:
+    """A file of comments only: why, and Dynamo's bytecode."""
+    lines = list(header)
+    lines.append("#")
+    lines.append("# framescope could not turn this code into Python:")
+    lines.append("#   %s" % reason)
+    lines.append("# The cache entry runs Dynamo's own bytecode, disassembled here:")
+    lines.append("#")
+    lines += ["#   " + line if line else "#" for line in disassembly(dynamo).splitlines()]
+    return "\n".join(lines) + "\n"
+
+
+def disassembly(code: types.CodeType) -> str:
+    """``dis`` output for ``code`` and the code objects nested in it."""
+    try:
+        return dis.Bytecode(code).dis() + "".join(
+            "\nDisassembly of %s:\n%s" % (const.co_name, disassembly(const))
+            for const in code.co_consts
+            if isinstance(const, types.CodeType)
+        )
+    except Exception as exc:  # dis itself can trip over unusual machine-made code
+        return "(no disassembly: %s: %s)" % (type(exc).__name__, exc)

@@ -1,0 +1,153 @@
+"""Checks that code compiled from a dumped file can run in place of Dynamo's bytecode.
+
+torch copies a frame's arguments, cells and free variables into the cache entry's code by
+position, so the layout must match exactly (evalframe.check_replacement). Beyond that,
+framescope cannot prove that decompiled code behaves like Dynamo's, but it rejects two kinds
+of mistakes that would break the program at once: code that uses other global names than
+Dynamo's (a lost or misnamed graph call), and code that may read a local variable before it
+is assigned where Dynamo's code never does.
+"""
+from __future__ import annotations
+
+import builtins
+import dis
+import sys
+import types
+from typing import Callable, Dict, FrozenSet, List, Optional, Set
+
+from framescope.evalframe import check_replacement
+
+_BUILTINS = frozenset(dir(builtins))
+
+
+def check(dynamo: types.CodeType, mine: types.CodeType, rename: Callable[[str], str] = lambda name: name) -> None:
+    """Raise ValueError/TypeError unless ``mine`` may replace ``dynamo``.
+
+    ``rename`` maps each of Dynamo's global names to the one ``mine`` uses for it.
+    """
+    check_replacement(dynamo, mine)
+    want = {rename(name) for name in global_names(dynamo)}
+    got = global_names(mine)
+    missing = sorted(want - got - _BUILTINS)
+    extra = sorted(got - want - _BUILTINS)
+    if missing or extra:
+        raise ValueError(
+            "the decompiled code uses other globals than Dynamo's: missing %s, extra %s"
+            % (", ".join(missing) or "none", ", ".join(extra) or "none")
+        )
+    unsafe = sorted(unbound_reads(mine) - unbound_reads(dynamo))
+    if unsafe:
+        raise ValueError("the decompiled code may read %s before assigning it" % ", ".join(unsafe))
+
+
+def global_names(code: types.CodeType) -> Set[str]:
+    """Names loaded as globals by ``code`` and the code objects nested in it."""
+    found: Set[str] = set()
+    for instr in dis.get_instructions(code):
+        if instr.opname in ("LOAD_GLOBAL", "LOAD_NAME"):
+            found.add(str(instr.argval).replace(" + NULL", "").replace("NULL + ", ""))
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            found |= global_names(const)
+    return found
+
+
+# Instructions after which execution does not go on to the next one.
+_NO_FALL_THROUGH = frozenset(
+    [
+        "RETURN_VALUE",
+        "RETURN_CONST",
+        "RAISE_VARARGS",
+        "RERAISE",
+        "JUMP_FORWARD",
+        "JUMP_BACKWARD",
+        "JUMP_ABSOLUTE",
+        "JUMP",
+        "JUMP_NO_INTERRUPT",
+        "JUMP_BACKWARD_NO_INTERRUPT",
+    ]
+)
+_JUMPS = frozenset(dis.hasjrel + dis.hasjabs)
+_SETUPS = ("SETUP_FINALLY", "SETUP_WITH", "SETUP_ASYNC_WITH", "SETUP_CLEANUP")
+
+
+def unbound_reads(code: types.CodeType) -> FrozenSet[str]:
+    """Local variables that ``code`` may read on some path before assigning them.
+
+    A forward "definitely assigned" analysis over the instruction graph, exception edges
+    included; reads of cell variables are not tracked.
+    """
+    instrs = [i for i in dis.get_instructions(code) if i.opname not in ("CACHE", "EXTENDED_ARG")]
+    if not instrs:
+        return frozenset()
+    at = {instr.offset: n for n, instr in enumerate(instrs)}
+    edges = _edges(code, instrs, at)
+    count = code.co_argcount + code.co_kwonlyargcount
+    count += bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)
+    start = frozenset(code.co_varnames[:count])
+    state: List[Optional[FrozenSet[str]]] = [None] * len(instrs)
+    state[0] = start
+    work = [0]
+    unsafe: Set[str] = set()
+    while work:
+        n = work.pop()
+        before = state[n]
+        assert before is not None
+        after = _step(instrs[n], before, unsafe)
+        for succ, with_state in edges[n]:
+            incoming = before if with_state == "before" else after
+            old = state[succ]
+            new = incoming if old is None else old & incoming
+            if new != old:
+                state[succ] = new
+                work.append(succ)
+    # Reads were checked against states that may still have shrunk: check again at the end.
+    unsafe.clear()
+    for n, instr in enumerate(instrs):
+        if state[n] is not None:
+            _step(instr, state[n], unsafe)  # type: ignore[arg-type]
+    return frozenset(unsafe)
+
+
+def _step(instr: dis.Instruction, assigned: FrozenSet[str], unsafe: Set[str]) -> FrozenSet[str]:
+    """The assigned set after ``instr``; reads of unassigned names go into ``unsafe``."""
+    op = instr.opname
+    if op in ("LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_BORROW", "DELETE_FAST"):
+        if instr.argval not in assigned:
+            unsafe.add(instr.argval)
+        return assigned - {instr.argval} if op == "DELETE_FAST" else assigned
+    if op in ("LOAD_FAST_LOAD_FAST", "LOAD_FAST_BORROW_LOAD_FAST_BORROW"):
+        unsafe.update(name for name in instr.argval if name not in assigned)
+        return assigned
+    if op == "STORE_FAST":
+        return assigned | {instr.argval}
+    if op == "STORE_FAST_STORE_FAST":
+        return assigned | set(instr.argval)
+    if op == "STORE_FAST_LOAD_FAST":
+        stored, loaded = instr.argval
+        assigned = assigned | {stored}
+        if loaded not in assigned:
+            unsafe.add(loaded)
+        return assigned
+    return assigned
+
+
+def _edges(code: types.CodeType, instrs: List[dis.Instruction], at: Dict[int, int]) -> List[List[tuple]]:
+    """Per instruction: (successor index, "before"/"after") pairs; exception edges carry the
+    state before the instruction that raises."""
+    edges: List[List[tuple]] = [[] for _ in instrs]
+    for n, instr in enumerate(instrs):
+        if instr.opname not in _NO_FALL_THROUGH and n + 1 < len(instrs):
+            edges[n].append((n + 1, "after"))
+        if instr.opcode in _JUMPS and instr.argval in at:
+            # A 3.8-3.10 SETUP_* jumps to its handler from anywhere in the block; the state
+            # at the SETUP is what is surely assigned there (a rough but safe choice).
+            edges[n].append((at[instr.argval], "before" if instr.opname in _SETUPS else "after"))
+    if sys.version_info >= (3, 11):
+        for entry in dis.Bytecode(code).exception_entries:
+            if entry.target not in at:
+                continue
+            for n, instr in enumerate(instrs):
+                if entry.start <= instr.offset <= entry.end:
+                    edges[n].append((at[entry.target], "before"))
+    return edges
