@@ -1,0 +1,238 @@
+"""The events of a dump: graph breaks, recompiles and what each compile cost.
+
+Everything here comes from torch's structured trace (see torch_internals.add_trace_listener):
+
+* ``dynamo_graph_break_reason`` artifacts: one per graph break Dynamo hits, with torch's
+  reason and the user code traceback. A recompile of the same frame hits the same break
+  again; the dump lists each break once.
+* ``compilation_metrics``: one per frame compile, at its end, with the compile's id, code,
+  time, op count and, for a recompile, the guard failure that caused it.
+
+The records go to the session: ``record_graph_break``, ``record_recompile`` and, per cache
+entry, ``update_entry(compile_id, compile_time_s=..., recompile_reason=..., op_count=...)``.
+Records carry torch's compile id; the session turns it into the frame and cache entry.
+"""
+from __future__ import annotations
+
+import linecache
+import re
+from typing import Any, Dict, List, Optional, Set, Tuple
+
+from framescope import torch_internals
+
+__all__ = ["start", "stop", "parse_graph_break", "parse_recompile_reason"]
+
+_BREAK_AT = re.compile(r"^Graph break in user code at (.+):(\d+)$", re.M)
+_TRACE_FILE = re.compile(r'^\s*File "(.+)", line (\d+), in (\S+)', re.M)
+_COMPILE_ID_PREFIX = re.compile(r"^\s*\S*\d+/\d+\S*: ")
+# torch puts "  # <source line>  # <file>:<line> in <fn>" after a failed guard's text.
+_GUARD_COMMENT = re.compile(r"\s{2,}# .*?(?=; |$)", re.M)
+_RESUME_NAME = re.compile(r"^torch_dynamo_resume_in_(.+)_at_\d+$")
+
+
+def parse_graph_break(text: str) -> Dict[str, Any]:
+    """reason, filename, lineno of a ``dynamo_graph_break_reason`` payload (torch's text)."""
+    body = text.split("\nTraceback (most recent call last):", 1)[0]
+    user, _, traceback_text = body.partition("User code traceback:")
+    filename: Optional[str] = None
+    lineno: Optional[int] = None
+    match = _BREAK_AT.search(user)
+    if match:
+        filename, lineno = match.group(1), int(match.group(2))
+    else:
+        frames = _TRACE_FILE.findall(traceback_text or body)
+        if frames:
+            filename, lineno = frames[-1][0], int(frames[-1][1])
+    return {"reason": _break_reason(user), "filename": filename, "lineno": lineno}
+
+
+def _break_reason(text: str) -> str:
+    """The graph-break kind and torch's explanation: ``Failed to trace builtin operator:
+    Dynamo does not know how to trace builtin operator `print` ...``."""
+    reason = text.split("Graph Break Reason:", 1)[1] if "Graph Break Reason:" in text else text
+    lines = [line.rstrip() for line in reason.strip().splitlines()]
+    # The first paragraph says what Dynamo was doing ("Encountered graph break when
+    # attempting to trace CALL ..."); the next one starts with the kind of break.
+    paragraphs = "\n".join(lines).split("\n\n")
+    head = paragraphs[1] if len(paragraphs) > 1 and paragraphs[0].startswith("Encountered") else paragraphs[0]
+    head_lines = head.strip().splitlines()
+    if not head_lines:
+        return lines[0] if lines else ""
+    kind = head_lines[0].strip()
+    explanation = next(
+        (line.strip()[len("Explanation:"):].strip() for line in head_lines if line.strip().startswith("Explanation:")),
+        None,
+    )
+    return "%s: %s" % (kind, explanation) if explanation else kind
+
+
+def parse_recompile_reason(text: str) -> Dict[str, Any]:
+    """reason (the failed guard as torch prints it), filename and lineno (where the guarded
+    value comes from, when torch knows) of a recompile reason."""
+    head, _, stack = text.partition("\nUser stack trace:")
+    head = _COMPILE_ID_PREFIX.sub("", head.strip(), count=1)
+    reason = _GUARD_COMMENT.sub("", head).strip()
+    frames = _TRACE_FILE.findall(stack)
+    filename, lineno = (frames[-1][0], int(frames[-1][1])) if frames else (None, None)
+    return {"reason": reason, "filename": filename, "lineno": lineno}
+
+
+def _source_line(filename: Optional[str], lineno: Optional[int]) -> Optional[str]:
+    if not filename or not lineno:
+        return None
+    line = linecache.getline(filename, lineno)
+    return line.rstrip("\r\n") if line else None
+
+
+class EventRecorder:
+    """Turns one dump session's trace records into its events; installed by :func:`start`."""
+
+    def __init__(self, session: Any) -> None:
+        #: The DumpSession.
+        self.session = session
+        #: compile id -> (code name, filename, first line) from its compilation metrics.
+        self.compiles: Dict[str, Tuple[Optional[str], Optional[str], Optional[int]]] = {}
+        #: (torch frame number, filename, line, reason) of each graph break recorded.
+        self._seen: Set[Tuple[Any, ...]] = set()
+        self._listener: Optional[Any] = None
+
+    def start(self) -> None:
+        self._listener = torch_internals.add_trace_listener(self._trace)
+
+    def stop(self) -> None:
+        if self._listener is not None:
+            self._listener.remove()
+            self._listener = None
+        self._link_resumes()
+
+    # ------------------------------------------------------------------ trace records
+
+    def _trace(self, record: Any) -> None:
+        try:
+            if record.kind == "artifact" and record.name == "dynamo_graph_break_reason":
+                self._graph_break(record)
+            elif record.kind == "compilation_metrics":
+                self._compile_ended(record)
+        except Exception as exc:  # never let a parsing problem reach torch's compile
+            self._warn("could not read torch's %s record: %s" % (record.name or record.kind, exc))
+
+    def _graph_break(self, record: Any) -> None:
+        if record.payload is None or record.compile_id is None:
+            return
+        found = parse_graph_break(record.payload)
+        torch_frame = record.compile_id.split("/")[0]
+        key = (torch_frame, found["filename"], found["lineno"], found["reason"])
+        if key in self._seen:
+            return  # the same break, met again by a recompile or a restarted trace
+        self._seen.add(key)
+        self.session.record_graph_break(
+            {
+                "frame": None,
+                "compile_id": record.compile_id,
+                "reason": found["reason"],
+                "filename": found["filename"],
+                "lineno": found["lineno"],
+                "source_line": _source_line(found["filename"], found["lineno"]),
+                "resume": None,
+            }
+        )
+
+    def _compile_ended(self, record: Any) -> None:
+        metrics = record.metadata
+        compile_id = metrics.get("compile_id") or record.compile_id
+        if compile_id is None:
+            return
+        compile_id = str(compile_id)
+        code = (metrics.get("co_name"), metrics.get("co_filename"), metrics.get("co_firstlineno"))
+        self.compiles[compile_id] = code
+        fields: Dict[str, Any] = {}
+        if metrics.get("entire_frame_compile_time_s") is not None:
+            fields["compile_time_s"] = round(float(metrics["entire_frame_compile_time_s"]), 6)
+        if metrics.get("graph_op_count") is not None:
+            fields["op_count"] = metrics["graph_op_count"]
+        reason_text = metrics.get("recompile_reason")
+        if reason_text:
+            found = parse_recompile_reason(reason_text)
+            if found["filename"] is None:
+                # torch names no line for this guard (a tensor's shape, say): the value came
+                # in as an argument, so point at the function's def line.
+                found["filename"], found["lineno"] = code[1], code[2]
+            fields["recompile_reason"] = found["reason"]
+            self.session.record_recompile(
+                {
+                    "frame": None,
+                    "entry": None,
+                    "compile_id": compile_id,
+                    "reason": found["reason"],
+                    "filename": found["filename"],
+                    "lineno": found["lineno"],
+                    "source_line": _source_line(found["filename"], found["lineno"]),
+                }
+            )
+        if fields:
+            self.session.update_entry(compile_id, **fields)
+        self._link_resumes()
+
+    # ------------------------------------------------------------------ resume functions
+
+    def _link_resumes(self) -> None:
+        """Name the resume function after each graph break, as far as known by now.
+
+        A resume function is compiled (and so gets its id in the dump) only when it first
+        runs, after the compile that broke has ended; until then a break names it by torch's
+        name for it, which is also its id unless two frames share the name.
+        """
+        with self.session.lock:
+            for info in self.session.graph_breaks:
+                compile_id = info.get("compile_id")
+                if compile_id is not None and compile_id in self.compiles:
+                    info["resume"] = self._resume(str(compile_id), info.get("lineno")) or info.get("resume")
+
+    def _resume(self, compile_id: str, lineno: Optional[int]) -> Optional[str]:
+        """The id of the resume function that continues after a break in this compile."""
+        entry = self.session.entry_for_compile_id(compile_id)
+        candidates: List[str] = []
+        if entry is not None:
+            record = self._entry_record(entry["frame"], entry["entry"])
+            candidates = list((record or {}).get("calls_resume") or [])
+        if len(candidates) > 1 and lineno is not None:
+            lines = {frame.get("id"): frame.get("resume_line") for frame in self.session.frames}
+            candidates = [c for c in candidates if lines.get(c) == lineno] or candidates
+        if candidates:
+            return candidates[-1]
+        name, filename, _first = self.compiles.get(compile_id, (None, None, None))
+        if name is None or lineno is None or filename is None:
+            return None
+        outer = _RESUME_NAME.match(name)
+        return "torch_dynamo_resume_in_%s_at_%d" % (outer.group(1) if outer else name, lineno)
+
+    def _entry_record(self, frame_id: str, index: int) -> Optional[Dict[str, Any]]:
+        for frame in self.session.frames:
+            if frame.get("id") == frame_id:
+                for entry in frame.get("entries", []):
+                    if entry.get("index") == index:
+                        return entry
+        return None
+
+    def _warn(self, message: str) -> None:
+        try:
+            self.session.warn(message)
+        except Exception:
+            pass
+
+
+_recorders: Dict[int, EventRecorder] = {}
+
+
+def start(session: Any) -> None:
+    """Start recording graph breaks, recompiles and compile times into ``session``."""
+    recorder = EventRecorder(session)
+    recorder.start()
+    _recorders[id(session)] = recorder
+
+
+def stop(session: Any) -> None:
+    """Stop recording; graph breaks still waiting for their cache entry are recorded now."""
+    recorder = _recorders.pop(id(session), None)
+    if recorder is not None:
+        recorder.stop()

@@ -1,0 +1,523 @@
+"""The graphs of a dump: every graph torch.compile builds, one Python file per stage.
+
+For a graph Dynamo names ``__compiled_fn_<n>`` the dump gets ``__compiled_fn_<n>.<stage>.py``
+for each stage the backend went through:
+
+========================  =================================================================
+``dynamo``                the FX graph Dynamo captured (every backend)
+``pre_grad``              that graph after Inductor's pre-grad passes
+``aot_joint``             AOTAutograd's joint forward + backward graph (training)
+``aot_forward``           AOTAutograd's forward graph (the inference graph without autograd)
+``aot_backward``          AOTAutograd's backward graph
+``post_grad``             the forward graph after Inductor's post-grad passes
+``inductor``              Inductor's output code for the forward: the Python wrapper module
+``post_grad_backward``    the same two for the backward, once it is compiled
+``inductor_backward``
+========================  =================================================================
+
+The code that runs is the code from these files where the graph runs as Python: the
+``forward`` of the GraphModule each backend finally calls (``dynamo`` for the eager backend
+and for backends that call the graph they were given, ``aot_forward`` / ``aot_backward`` for
+aot_eager) and the ``call`` of Inductor's wrapper module (``inductor``,
+``inductor_backward``). framescope compiles the dumped file and gives the function torch
+made the code object from that file, so behaviour is unchanged and a debugger stops at
+breakpoints in the file. The other stages are there to read.
+
+Where the pieces come from (see torch_internals): the backend call of every graph, the
+compilers aot_autograd-based backends pass to AOTAutograd, and torch's structured trace for
+the stages that never pass through a hook (joint graph, pre/post-grad graphs, output code).
+While a dump runs, Inductor's and AOTAutograd's compile caches are off, since a cache hit
+skips the stages a dump shows.
+"""
+from __future__ import annotations
+
+import threading
+import types
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+from framescope import torch_internals
+from framescope.dump.naming import stable_graph_name
+
+__all__ = ["start", "stop", "graph_file", "shape_text"]
+
+# Abbreviations torch itself uses for dtypes in graph listings ("f32[4, 8]").
+_DTYPES = {
+    "float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "bf16",
+    "float8_e4m3fn": "f8e4m3fn", "float8_e5m2": "f8e5m2",
+    "int64": "i64", "int32": "i32", "int16": "i16", "int8": "i8", "uint8": "u8",
+    "uint16": "u16", "uint32": "u32", "uint64": "u64", "bool": "b8",
+    "complex64": "c64", "complex128": "c128", "complex32": "c32",
+}
+
+# Stage of each structured-trace artifact framescope writes, by (forward?, name).
+_TRACE_STAGES = {
+    "aot_joint_graph": "aot_joint",
+    "aot_forward_graph": "aot_forward",
+    "aot_inference_graph": "aot_forward",
+    "aot_backward_graph": "aot_backward",
+    "after_pre_grad_graph": "pre_grad",
+    "inductor_post_grad_graph": "post_grad",
+    "inductor_output_code": "inductor",
+}
+# Stages that also exist once more for the backward.
+_BACKWARD_STAGES = {"post_grad": "post_grad_backward", "inductor": "inductor_backward"}
+
+# What each stage's file says it holds, after the graph's name.
+_STAGE_TITLES = {
+    "dynamo": "the FX graph Dynamo captured",
+    "pre_grad": "the graph after Inductor's pre-grad passes",
+    "aot_joint": "AOTAutograd's joint forward and backward graph",
+    "aot_forward": "AOTAutograd's forward graph",
+    "aot_backward": "AOTAutograd's backward graph",
+    "post_grad": "the forward graph after Inductor's post-grad passes",
+    "post_grad_backward": "the backward graph after Inductor's post-grad passes",
+    "inductor": "Inductor's output code for the forward (the Python wrapper module)",
+    "inductor_backward": "Inductor's output code for the backward (the Python wrapper module)",
+}
+
+
+def graph_file(name: str, stage: str) -> str:
+    """The dump file of one stage of a graph: ``__compiled_fn_1.dynamo.py``."""
+    return "%s.%s.py" % (name, stage)
+
+
+def shape_text(value: object) -> str:
+    """A graph input as torch lists it: ``f32[4, 8]``, ``i64[]``, ``Sym(s0)``, ``int``."""
+    shape = getattr(value, "shape", None)
+    dtype = getattr(value, "dtype", None)
+    if shape is not None and dtype is not None:
+        kind = str(dtype).replace("torch.", "")
+        return "%s[%s]" % (_DTYPES.get(kind, kind), ", ".join(str(size) for size in shape))
+    kind = type(value).__name__
+    if kind in ("SymInt", "SymFloat", "SymBool"):
+        return "Sym(%s)" % value
+    return kind
+
+
+class _Graph:
+    """One graph of the dump and what has been written for it."""
+
+    def __init__(self, name: str, compile_id: Optional[str], backend: str) -> None:
+        #: Dynamo's name without the uuid: ``__compiled_fn_1``.
+        self.name = name
+        #: torch's id of the frame compile that captured the graph ("0/0").
+        self.compile_id = compile_id
+        #: The backend's name: "inductor", "eager", "aot_eager", a function's name.
+        self.backend = backend
+        #: FX nodes and call_* nodes in Dynamo's graph.
+        self.nodes = 0
+        self.ops = 0
+        #: Dynamo's graph inputs as shape text ("f32[4, 8]").
+        self.inputs: List[str] = []
+        #: stage -> file name, in the order written.
+        self.files: Dict[str, str] = {}
+        #: Stages whose code runs from the dumped file.
+        self.runs: List[str] = []
+
+    def record(self) -> Dict[str, Any]:
+        """The graph's entry in index.json ``graphs`` (frame/entry come from compile_id)."""
+        return {
+            "name": self.name,
+            "compile_id": self.compile_id,
+            "backend": self.backend,
+            "nodes": self.nodes,
+            "ops": self.ops,
+            "inputs": list(self.inputs),
+            "files": dict(self.files),
+            "runs_from_file": list(self.runs),
+        }
+
+
+class _Context(threading.local):
+    """What the current thread is compiling: a stack of (graph, "forward"/"backward"/None)."""
+
+    def __init__(self) -> None:
+        self.stack: List[Tuple[_Graph, Optional[str]]] = []
+
+
+class GraphDumper:
+    """Writes the graphs of one dump session; installed by :func:`start`."""
+
+    def __init__(self, session: Any) -> None:
+        #: The DumpSession: ``write``, ``record_graph``, ``warn``, ``lock``.
+        self.session = session
+        #: Graphs by stable name.
+        self.graphs: Dict[str, _Graph] = {}
+        #: True between start and stop; compilers wrapped earlier pass through afterwards.
+        self.active = False
+        self._context = _Context()
+        self._installed: List[Any] = []
+        # Inductor output modules written, by the path torch loads them from:
+        # (graph, stage, dumped file text, header lines).
+        self._output_code: Dict[str, Tuple[_Graph, str, str]] = {}
+
+    # ------------------------------------------------------------------ install
+
+    def start(self) -> None:
+        caches = torch_internals.no_compile_caches()
+        caches.__enter__()
+        self._installed = [
+            torch_internals.Removable(lambda: caches.__exit__(None, None, None)),
+            torch_internals.hook_backend_calls(self._backend_call),
+            torch_internals.hook_aot_compilers(self._wrap_compiler),
+            torch_internals.add_trace_listener(self._trace),
+        ]
+        self.active = True
+
+    def stop(self) -> None:
+        self.active = False
+        installed, self._installed = self._installed, []
+        for item in reversed(installed):
+            item.remove()
+
+    # ------------------------------------------------------------------ Dynamo's graph
+
+    def _backend_call(
+        self, gm: Any, example_inputs: List[Any], backend: object, call: Callable[[], Any]
+    ) -> Any:
+        if not self.active:
+            return call()
+        graph = None
+        try:
+            graph = self._new_graph(gm, example_inputs, backend)
+            self._write_module(graph, "dynamo", gm, example_inputs, run=True)
+        except Exception as exc:  # framescope's own failure must not stop the compile
+            self._warn("could not dump the graph %s: %s" % (getattr(graph, "name", "?"), exc))
+        if graph is None:
+            return call()
+        self._context.stack.append((graph, None))
+        try:
+            return call()
+        finally:
+            self._context.stack.pop()
+            self._save(graph)
+
+    def _new_graph(self, gm: Any, example_inputs: Sequence[Any], backend: object) -> _Graph:
+        full_name, compile_id = torch_internals.graph_identity(gm)
+        name = stable_graph_name(full_name) if full_name else "__compiled_fn_%d" % (len(self.graphs) + 1)
+        graph = _Graph(name, compile_id, torch_internals.backend_name(backend))
+        nodes = list(gm.graph.nodes)
+        graph.nodes = len(nodes)
+        graph.ops = sum(1 for node in nodes if node.op in ("call_function", "call_method", "call_module"))
+        graph.inputs = [shape_text(value) for value in example_inputs]
+        with self.session.lock:
+            self.graphs[name] = graph
+        return graph
+
+    # ------------------------------------------------------------------ AOTAutograd's graphs
+
+    def _wrap_compiler(self, kind: str, compiler: Callable[..., Any]) -> Callable[..., Any]:
+        stack = self._context.stack
+        if not self.active or not stack:
+            return compiler
+        graph = stack[-1][0]
+        phase = "backward" if kind == "bw_compiler" else "forward"
+        stage = "aot_backward" if phase == "backward" else "aot_forward"
+        dumper = self
+
+        def compile_graph(gm: Any, example_inputs: Any, *args: Any, **kwargs: Any) -> Any:
+            if not dumper.active:
+                return compiler(gm, example_inputs, *args, **kwargs)
+            before = None
+            try:
+                before = _graph_signature(gm)
+                dumper._write_module(graph, stage, gm, example_inputs, run=False)
+            except Exception as exc:
+                dumper._warn("could not dump %s of %s: %s" % (stage, graph.name, exc))
+            dumper._context.stack.append((graph, phase))
+            try:
+                result = compiler(gm, example_inputs, *args, **kwargs)
+            finally:
+                dumper._context.stack.pop()
+            try:
+                # From here on the AOT graphs run, not Dynamo's.
+                if "dynamo" in graph.runs:
+                    graph.runs.remove("dynamo")
+                if dumper._run_output_code(result):
+                    pass  # Inductor: its wrapper module runs, not the FX graph
+                elif before is not None and _graph_signature(gm) == before:
+                    # A compiler that kept the graph as it was (aot_eager's) runs its
+                    # forward: dump it again with the code generator the compiler chose
+                    # (a boxed signature) and run that.
+                    dumper._write_module(graph, stage, gm, example_inputs, run=True)
+            except Exception as exc:
+                dumper._warn("could not dump %s of %s: %s" % (stage, graph.name, exc))
+            dumper._save(graph)
+            return result
+
+        compile_graph.__name__ = getattr(compiler, "__name__", kind)
+        compile_graph.__qualname__ = compile_graph.__name__
+        return compile_graph
+
+    # ------------------------------------------------------------------ structured trace
+
+    def _trace(self, record: Any) -> None:
+        if not self.active:
+            return
+        key = record.name if record.kind == "artifact" else record.kind
+        stage = _TRACE_STAGES.get(key)
+        if stage is None or record.payload is None or not self._context.stack:
+            return
+        graph, phase = self._context.stack[-1]
+        if phase == "backward":
+            stage = _BACKWARD_STAGES.get(stage, stage)
+        elif stage in ("aot_forward", "aot_backward") and stage in graph.files:
+            return  # already written from the module itself
+        try:
+            text = record.payload
+            if stage.startswith("inductor"):
+                path = record.metadata.get("file_path") or record.metadata.get("filename")
+                header = self._header(graph, stage, None)
+                self._write(graph, stage, header + text)
+                if path:
+                    self._output_code[str(path)] = (graph, stage, header + text)
+            else:
+                self._write(graph, stage, self._header(graph, stage, None) + _strip_graph_id(text))
+            self._save(graph)
+        except Exception as exc:
+            self._warn("could not dump %s of %s: %s" % (stage, graph.name, exc))
+
+    # ------------------------------------------------------------------ files
+
+    def _write_module(
+        self, graph: _Graph, stage: str, gm: Any, example_inputs: Sequence[Any], run: bool
+    ) -> None:
+        """Write a GraphModule's code (with its submodules') and, if ``run``, make the
+        module's forward run the code compiled from that file."""
+        import torch
+
+        if run and not torch_internals.is_generated_function(vars(type(gm)).get("forward")):
+            # A lazily compiled GraphModule has no generated forward yet.
+            torch.fx.GraphModule.recompile(gm)
+        inputs = _placeholder_inputs(gm, example_inputs, stage == "dynamo")
+        text = self._header(graph, stage, inputs) + _module_source(gm)
+        path = self._write(graph, stage, text)
+        if not run:
+            return
+        code = compile(text, str(path), "exec", dont_inherit=True)
+        functions = _code_tree(code)
+        swapped = 0
+        for qualname, module in _graph_modules(gm):
+            new = functions.get(qualname + "forward")
+            if new is not None and _swap_code(vars(type(module)).get("forward"), new):
+                swapped += 1
+        if swapped:
+            if stage not in graph.runs:
+                graph.runs.append(stage)
+        else:
+            self._warn("%s of %s runs torch's own copy of the code, not the dumped file" % (stage, graph.name))
+
+    def _run_output_code(self, compiled: object) -> bool:
+        """Give the functions of an Inductor wrapper module the code of its dumped copy;
+        return whether ``compiled`` is Inductor's output."""
+        call = torch_internals.output_code_callable(compiled)
+        if call is None:
+            return False
+        function = getattr(call, "__func__", call)
+        code = getattr(function, "__code__", None)
+        if code is None or code.co_filename not in self._output_code:
+            self._warn("Inductor's output code runs from torch's cache folder, not the dump")
+            return True
+        graph, stage, text = self._output_code.pop(code.co_filename)
+        new_functions = _code_tree(compile(text, str(self.session.path_of(graph_file(graph.name, stage))), "exec", dont_inherit=True))
+        swapped = 0
+        for qualname, old in _module_functions(function.__globals__, code.co_filename):
+            new = new_functions.get(qualname)
+            if new is not None and _swap_code(old, new):
+                swapped += 1
+        if swapped and stage not in graph.runs:
+            graph.runs.append(stage)
+        return True
+
+    def _header(self, graph: _Graph, stage: str, inputs: Optional[List[Tuple[str, str, Optional[str]]]]) -> str:
+        lines = [
+            "# %s: %s." % (graph.name, _STAGE_TITLES.get(stage, stage)),
+            "# Backend %s, frame compile %s." % (graph.backend, graph.compile_id or "?"),
+        ]
+        if inputs:
+            # The user's name for each input where Dynamo knows it, then the graph's own.
+            lines.append("# Inputs:")
+            shown = [(source or name, shape, name if source else "") for name, shape, source in inputs]
+            width = max(len(label) for label, _, _ in shown)
+            for label, shape, name in shown:
+                lines.append(("#   %s: %s" % (label.ljust(width), shape.ljust(12) + "  " + name)).rstrip())
+        return "\n".join(lines) + "\n\n"
+
+    def _write(self, graph: _Graph, stage: str, text: str) -> Any:
+        name = graph_file(graph.name, stage)
+        if not text.endswith("\n"):
+            text += "\n"
+        path = self.session.write(name, text)
+        graph.files[stage] = name
+        return path
+
+    def _save(self, graph: _Graph) -> None:
+        try:
+            self.session.record_graph(graph.record())
+        except Exception as exc:
+            self._warn("could not record the graph %s: %s" % (graph.name, exc))
+
+    def _warn(self, message: str) -> None:
+        try:
+            self.session.warn(message)
+        except Exception:  # a session torn down under us: nothing left to tell
+            pass
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _graph_signature(gm: Any) -> Tuple[Tuple[str, str, str], ...]:
+    """The graph's nodes as (op, name, target) triples: equal while no pass changed it."""
+    return tuple((node.op, node.name, str(node.target)) for node in gm.graph.nodes)
+
+
+def _placeholder_inputs(
+    gm: Any, example_inputs: Sequence[Any], dynamo: bool
+) -> List[Tuple[str, str, Optional[str]]]:
+    """(name, shape text, user expression) of each graph input, for the file header."""
+    rows = []
+    placeholders = [node for node in gm.graph.nodes if node.op == "placeholder"]
+    for i, node in enumerate(placeholders):
+        value = node.meta.get("val", node.meta.get("example_value"))
+        if value is None and i < len(example_inputs):
+            value = example_inputs[i]
+        source = torch_internals.graph_input_source(node) if dynamo else None
+        name = node.target if isinstance(node.target, str) else node.name
+        rows.append((name, shape_text(value) if value is not None else "?", _user_expression(source)))
+    return rows
+
+
+def _user_expression(source: Optional[str]) -> Optional[str]:
+    """torch's source text made readable: ``L['self']._modules['lin']._parameters['w']``
+    -> ``self.lin.w``."""
+    if not source:
+        return None
+    import re
+
+    text = re.sub(r"^[LG]\['([A-Za-z_][A-Za-z0-9_]*)'\]", r"\1", source)
+    text = re.sub(r"\._(?:modules|parameters|buffers)\['([A-Za-z_][A-Za-z0-9_]*)'\]", r".\1", text)
+    return text
+
+
+def _module_source(gm: Any) -> str:
+    """The readable code of a GraphModule: its forward (with shapes on every line), then a
+    class per submodule GraphModule holding that one's forward."""
+    parts = [_verbose_code(gm)]
+    for qualname, module in _graph_modules(gm):
+        if not qualname:
+            continue
+        names = qualname.rstrip(".").split(".")
+        depth = len(names) - 1
+        body = _verbose_code(module)
+        parts.append(
+            _indent("# self.%s\nclass %s:\n" % (".".join(names), names[-1]), depth)
+            + _indent(body, depth + 1)
+        )
+    return "\n\n".join(parts)
+
+
+def _verbose_code(gm: Any) -> str:
+    code = gm.graph.python_code(root_module="self", verbose=True, include_stride=True, include_device=True)
+    return code.src.strip("\n") + "\n"
+
+
+def _indent(text: str, depth: int) -> str:
+    pad = "    " * depth
+    return "".join(pad + line if line.strip() else line for line in text.splitlines(True))
+
+
+def _graph_modules(gm: Any) -> List[Tuple[str, Any]]:
+    """(qualified name with a trailing dot, or "" for gm itself; module) of gm and every
+    GraphModule below it, parents first; only modules reached through GraphModules."""
+    import torch
+
+    found: List[Tuple[str, Any]] = []
+
+    def walk(module: Any, prefix: str) -> None:
+        found.append((prefix, module))
+        for child_name, child in module.named_children():
+            if isinstance(child, torch.fx.GraphModule) and child_name.isidentifier():
+                walk(child, prefix + child_name + ".")
+
+    walk(gm, "")
+    return found
+
+
+def _code_tree(code: types.CodeType) -> Dict[str, types.CodeType]:
+    """Every function code object in a module's code, by its dotted path of names
+    (``forward``, ``wrap_body_0.forward``, ``Runner.call``); nested code keeps the first."""
+    found: Dict[str, types.CodeType] = {}
+
+    def walk(parent: types.CodeType, prefix: str) -> None:
+        for const in parent.co_consts:
+            if isinstance(const, types.CodeType):
+                path = prefix + const.co_name
+                found.setdefault(path, const)
+                walk(const, path + ".")
+
+    walk(code, "")
+    return found
+
+
+def _module_functions(namespace: Dict[str, Any], filename: str) -> List[Tuple[str, Any]]:
+    """The functions a module defined from ``filename``, including its classes' methods:
+    (qualified name, function)."""
+    found: Dict[str, Any] = {}
+    for value in list(namespace.values()):
+        members = vars(value).values() if isinstance(value, type) else [value]
+        for member in members:
+            member = getattr(member, "__func__", member)
+            if (
+                isinstance(member, types.FunctionType)
+                and member.__code__.co_filename == filename
+                and "<locals>" not in member.__qualname__
+            ):
+                found.setdefault(member.__qualname__, member)
+    return list(found.items())
+
+
+def _swap_code(function: object, new: types.CodeType) -> bool:
+    """Make ``function`` run ``new`` if both are the same code apart from lines, names of
+    the file and annotations; return whether it did."""
+    old = getattr(function, "__code__", None)
+    if not isinstance(old, types.CodeType):
+        return False
+    if (
+        old.co_freevars != new.co_freevars
+        or old.co_argcount != new.co_argcount
+        or old.co_kwonlyargcount != new.co_kwonlyargcount
+        or old.co_varnames[: old.co_argcount] != new.co_varnames[: new.co_argcount]
+        or set(old.co_names) != set(new.co_names)
+    ):
+        return False
+    function.__code__ = new  # type: ignore[attr-defined]
+    return True
+
+
+def _strip_graph_id(text: str) -> str:
+    # torch appends "# graph id: <id()>" to pre-grad listings: a number that changes
+    # between runs and would make two dumps of one program differ.
+    import re
+
+    return re.sub(r"\n+ *# graph id: \d+\s*$", "\n", text)
+
+
+# --------------------------------------------------------------------------- the core's calls
+
+_dumpers: Dict[int, GraphDumper] = {}
+
+
+def start(session: Any) -> None:
+    """Start dumping graphs into ``session`` (a DumpSession)."""
+    dumper = GraphDumper(session)
+    dumper.start()
+    _dumpers[id(session)] = dumper
+
+
+def stop(session: Any) -> None:
+    """Stop dumping graphs into ``session``; code already compiled keeps running from the
+    dumped files."""
+    dumper = _dumpers.pop(id(session), None)
+    if dumper is not None:
+        dumper.stop()
