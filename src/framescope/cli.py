@@ -2,7 +2,8 @@
 
 Exit codes: 0 success; 1 the work ran but part of it failed (for example a
 function that could not be decompiled, printed as a comment); 2 bad input (a
-missing file, an unreadable or foreign ``.pyc``, an unknown target).
+missing file, an unreadable or foreign ``.pyc``, an unknown target, a folder that
+is no dump). ``framescope run`` exits with the program's own exit status.
 """
 import argparse
 import glob
@@ -18,21 +19,60 @@ from framescope.errors import DecompilationError
 OK, PARTIAL, BAD_INPUT = 0, 1, 2
 
 
+EXIT_CODES = """exit codes:
+  0  success
+  1  the work ran but part of it failed (e.g. a function that could not be
+     decompiled, shown as a comment; a report that could not be written)
+  2  bad usage or input (missing file, unknown target, folder that is no dump,
+     torch not installed for run), reported as one line on stderr
+  framescope run exits with the program's own exit status (1 if it raised)"""
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="framescope", description="Read, diff and debug what the CPython compiler and torch.compile did.")
+        prog="framescope", description="Read, diff and debug what the CPython compiler and torch.compile did.",
+        epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version="framescope " + __version__)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     decompile = commands.add_parser(
         "decompile", help="print Python source for a .py file, a .pyc file or module:qualname",
         description="Decompile TARGET and print the source. TARGET is a .py file (compiled, then decompiled), "
                     "a .pyc file (one of another Python version is decompiled by that version's interpreter "
-                    "when one is installed) or module:qualname (a function or method to import).")
+                    "when one is installed) or module:qualname (a function or method to import).",
+        epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     decompile.add_argument("target")
     decompile.add_argument("--indent", type=int, default=4, help="spaces per indentation level (default 4)")
+    run = commands.add_parser(
+        "run", help="run a program inside framescope.dump and sum up what torch.compile did",
+        usage="framescope run [--out DIR] [--no-report] (script.py | -m module) [args ...]",
+        description="Run a script (like python script.py args) or a module (like python -m module args) "
+                    "inside framescope.dump(DIR), then print a summary: compiled frames, cache entries, each "
+                    "recompile with the failed guard and the user's line, each graph break with its reason "
+                    "and place, graph sizes, compile times. Progress lines and the summary go to stderr, so "
+                    "the program's stdout stays its own. Options go before the script: everything after it "
+                    "is the program's. The HTML report is written to DIR/report.",
+        epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    run.add_argument("--out", default="framescope_dump", metavar="DIR",
+                     help="dump folder (default framescope_dump)")
+    run.add_argument("--no-report", dest="report", action="store_false", help="do not write the HTML report")
+    run.add_argument("-m", dest="module", action="store_true", help="run a module, like python -m")
+    run.add_argument("program", nargs=argparse.REMAINDER, help="the script (or module) and its arguments")
+    report = commands.add_parser(
+        "report", help="write an HTML report of a dump folder",
+        description="Write a static HTML report of the dump folder DIR (made by framescope.dump or framescope "
+                    "run): per compiled frame the original source beside each cache entry's guard and "
+                    "transformed code, the graphs per stage, Inductor's kernels, recompiles and graph breaks, "
+                    "linked to each other. Open HTML_DIR/index.html in a browser; it needs no server.",
+        epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    report.add_argument("dump", metavar="DIR", help="the dump folder")
+    report.add_argument("--out", metavar="HTML_DIR", help="where to write the report (default DIR/report)")
     args = parser.parse_args(argv)
     if args.command == "decompile":
         return decompile_command(args.target, args.indent)
+    if args.command == "run":
+        return run_command(args.program, args.module, args.out, args.report)
+    if args.command == "report":
+        return report_command(args.dump, args.out)
     parser.print_help()
     return BAD_INPUT
 
@@ -131,6 +171,45 @@ def find_python(version: str) -> Optional[str]:
     if found and "shims" not in found:  # a pyenv shim fails for versions not selected
         return found
     return None
+
+
+def run_command(program: List[str], module: bool, out: str, report: bool) -> int:
+    from framescope.report.run import check_program, run_program
+
+    problem = check_program(program, module)
+    if problem:
+        return error(problem)
+    return run_program(program, module, out, report)
+
+
+def report_command(folder: str, out: Optional[str]) -> int:
+    from framescope.report.highlight import have_pygments
+    from framescope.report.index import DumpError, load_dump
+    from framescope.report.pages import write_ranks_index, write_report
+
+    out = out or os.path.join(folder, "report")
+    # A distributed run: one complete dump per rank, in rank_<r>/.
+    ranks = sorted(glob.glob(os.path.join(glob.escape(folder), "rank_*", "index.json")))
+    try:
+        if ranks and not os.path.exists(os.path.join(folder, "index.json")):
+            dumps = [(os.path.basename(os.path.dirname(path)), load_dump(os.path.dirname(path))) for path in ranks]
+        else:
+            dumps = [("", load_dump(folder))]
+    except DumpError as err:
+        return error(err)
+    try:
+        for name, dump in dumps:
+            index = write_report(dump, os.path.join(out, name) if name else out)
+        if len(dumps) > 1 or dumps[0][0]:
+            index = write_ranks_index(out, [(name, dump.path) for name, dump in dumps])
+    except OSError as err:
+        print("framescope: error: cannot write the report to %s: %s" % (out, err.strerror or err), file=sys.stderr)
+        return PARTIAL
+    if not have_pygments():
+        print("framescope: Pygments is not installed, so code is not highlighted "
+              "(pip install 'framescope[report]')", file=sys.stderr)
+    print(index)
+    return OK
 
 
 if __name__ == "__main__":

@@ -1,0 +1,326 @@
+"""Reading a dump folder's ``index.json`` into typed records.
+
+The file is written by ``framescope.dump`` (format ``framescope-dump/1``, described in
+docs/report.md). Unknown fields are ignored, so that newer dumps still load; a missing
+optional field takes its default; a field of the wrong type, broken JSON or a folder that
+is no dump raises :class:`DumpError` with one line that says which.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional
+
+FORMAT = "framescope-dump/1"
+
+#: The stages a graph can have a file for, in the order the compiler goes through them.
+STAGES = ("dynamo", "aot_joint", "aot_forward", "aot_backward", "pre_grad", "post_grad", "inductor")
+
+
+class DumpError(Exception):
+    """The folder is not a readable framescope dump; the message is one line."""
+
+
+@dataclass
+class Entry:
+    """One cache entry of a compiled frame: a guard and the bytecode that runs when it holds."""
+
+    #: Position among the frame's entries, in order of compilation (0 is the first compile).
+    index: int
+    #: torch's id for the compile that made it, e.g. "0/1".
+    compile_id: Optional[str] = None
+    #: The dump file with the transformed code (``__transformed_code_<i>_for_<fn>.py``).
+    file: Optional[str] = None
+    #: False when ``file`` holds Dynamo's disassembly rather than decompiled source.
+    decompiled: bool = True
+    #: Why the transformed code could not be decompiled (when ``decompiled`` is False).
+    fallback_reason: Optional[str] = None
+    #: Name of the guard function defined in the frame's full-code file.
+    guard_function: Optional[str] = None
+    #: torch's own text of each part of the guard.
+    guard: List[str] = field(default_factory=list)
+    #: Names of the graphs this entry calls (keys into :attr:`Dump.graphs`).
+    graphs: List[str] = field(default_factory=list)
+    #: Ids of the resume frames this entry calls after a graph break.
+    calls_resume: List[str] = field(default_factory=list)
+    #: Seconds torch spent compiling this entry.
+    compile_time_s: Optional[float] = None
+    #: For entries after the first: why the earlier entries' guards failed, as torch states it.
+    recompile_reason: Optional[str] = None
+
+
+@dataclass
+class Frame:
+    """A code object that torch.compile compiled, with its cache entries."""
+
+    #: File stem of its dump files, unique in the dump.
+    id: str
+    #: The code object's ``co_name``.
+    name: str = ""
+    #: Qualified name, e.g. "Model.forward".
+    qualname: str = ""
+    #: The source file of the original code.
+    filename: Optional[str] = None
+    #: Line of the ``def`` in ``filename``.
+    firstlineno: Optional[int] = None
+    #: For a resume function after a graph break: the id of the frame it continues.
+    resume_of: Optional[str] = None
+    #: ... and the user line where it resumes.
+    resume_line: Optional[int] = None
+    #: The dump file with guards, compiled-function stubs and code of this frame.
+    full_code: Optional[str] = None
+    #: Cache entries in order of compilation.
+    entries: List[Entry] = field(default_factory=list)
+
+
+@dataclass
+class Graph:
+    """An FX graph that Dynamo captured and a backend compiled."""
+
+    #: ``__compiled_fn_<n>``.
+    name: str
+    #: Id of the frame whose entry calls it.
+    frame: Optional[str] = None
+    #: Index of that entry.
+    entry: Optional[int] = None
+    #: The backend that compiled it, e.g. "inductor" or "eager".
+    backend: Optional[str] = None
+    #: FX nodes in the Dynamo graph.
+    nodes: Optional[int] = None
+    #: Of those, the ``call_*`` nodes (the operations).
+    ops: Optional[int] = None
+    #: Shapes and dtypes of the example inputs, e.g. "f32[4]".
+    inputs: List[str] = field(default_factory=list)
+    #: Dump file per stage (keys from :data:`STAGES`, others kept in the order given).
+    files: Dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class GraphBreak:
+    """A place where Dynamo stopped a graph and fell back to Python."""
+
+    #: Id of the frame being compiled when it broke.
+    frame: Optional[str] = None
+    #: torch's explanation.
+    reason: str = ""
+    #: The user's file and line of the break.
+    filename: Optional[str] = None
+    lineno: Optional[int] = None
+    #: The text of that line.
+    source_line: Optional[str] = None
+    #: Id of the resume frame that carries on after the break.
+    resume: Optional[str] = None
+
+
+@dataclass
+class Recompile:
+    """A compile caused by guards of the existing entries failing."""
+
+    #: Id of the recompiled frame.
+    frame: Optional[str] = None
+    #: Index of the entry the recompile made.
+    entry: Optional[int] = None
+    #: The failed guard, as torch states it.
+    reason: str = ""
+    #: The user's line where the guarded value comes from (else the ``def`` line).
+    filename: Optional[str] = None
+    lineno: Optional[int] = None
+    source_line: Optional[str] = None
+
+
+@dataclass
+class Dump:
+    """A whole dump folder."""
+
+    #: The folder (as given, made absolute).
+    path: str
+    #: Versions and command line of the run that wrote it.
+    torch: Optional[str] = None
+    python: Optional[str] = None
+    argv: List[str] = field(default_factory=list)
+    frames: List[Frame] = field(default_factory=list)
+    graphs: List[Graph] = field(default_factory=list)
+    graph_breaks: List[GraphBreak] = field(default_factory=list)
+    recompiles: List[Recompile] = field(default_factory=list)
+    #: What the dump could not do, e.g. an entry that could not be decompiled.
+    warnings: List[str] = field(default_factory=list)
+
+    def frame(self, frame_id: Optional[str]) -> Optional[Frame]:
+        for frame in self.frames:
+            if frame.id == frame_id:
+                return frame
+        return None
+
+    def graph(self, name: Optional[str]) -> Optional[Graph]:
+        for graph in self.graphs:
+            if graph.name == name:
+                return graph
+        return None
+
+    def file(self, name: Optional[str]) -> Optional[str]:
+        """The absolute path of a dump file named in the index, if it is in the folder."""
+        if not name or os.path.isabs(name) or os.pardir in name.replace("\\", "/").split("/"):
+            return None  # the index may not point outside the folder
+        path = os.path.join(self.path, name)
+        return path if os.path.isfile(path) else None
+
+
+def load_dump(path: str) -> Dump:
+    """Read ``path/index.json``; raise :class:`DumpError` (one line) if that fails."""
+    if not os.path.exists(path):
+        raise DumpError("%s does not exist" % path)
+    if not os.path.isdir(path):
+        raise DumpError("%s is not a folder" % path)
+    index = os.path.join(path, "index.json")
+    if not os.path.isfile(index):
+        raise DumpError("%s has no index.json: not a framescope dump folder" % path)
+    try:
+        with open(index, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except OSError as err:
+        raise DumpError("cannot read %s: %s" % (index, err.strerror or err))
+    except UnicodeDecodeError as err:
+        raise DumpError("%s is not UTF-8: %s" % (index, err.reason))
+    except ValueError as err:  # json.JSONDecodeError
+        raise DumpError("%s is not valid JSON: %s" % (index, err))
+    if not isinstance(data, dict):
+        raise DumpError("%s: expected a JSON object, found %s" % (index, _json_type(data)))
+    if data.get("format") != FORMAT:
+        raise DumpError("%s: format is %r, this framescope reads %r" % (index, data.get("format"), FORMAT))
+    reader = _Reader(index)
+    return Dump(
+        path=os.path.abspath(path),
+        torch=reader.get(data, "torch", str, None),
+        python=reader.get(data, "python", str, None),
+        argv=reader.strings(data, "argv"),
+        frames=[reader.frame(item, "frames[%d]" % i) for i, item in enumerate(reader.objects(data, "frames"))],
+        graphs=[reader.graph(item, "graphs[%d]" % i) for i, item in enumerate(reader.objects(data, "graphs"))],
+        graph_breaks=[reader.graph_break(item, "graph_breaks[%d]" % i)
+                      for i, item in enumerate(reader.objects(data, "graph_breaks"))],
+        recompiles=[reader.recompile(item, "recompiles[%d]" % i)
+                    for i, item in enumerate(reader.objects(data, "recompiles"))],
+        warnings=reader.strings(data, "warnings"),
+    )
+
+
+def _json_type(value: Any) -> str:
+    names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", int: "a number",
+             float: "a number", type(None): "null"}
+    return names.get(type(value), type(value).__name__)
+
+
+class _Reader:
+    """Typed access to the JSON, with errors that name the offending field."""
+
+    def __init__(self, index: str) -> None:
+        #: Path of the index file, for messages.
+        self.index = index
+
+    def fail(self, where: str, key: str, wanted: str, value: Any) -> DumpError:
+        return DumpError("%s: %s%s should be %s, found %s" % (
+            self.index, where + "." if where else "", key, wanted, _json_type(value)))
+
+    def get(self, obj: Dict[str, Any], key: str, kind: type, default: Any, where: str = "") -> Any:
+        value = obj.get(key)
+        if value is None:
+            return default
+        # bool is an int subclass; JSON true is no line number.
+        if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
+            raise self.fail(where, key, "an integer", value)
+        if kind is float and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            raise self.fail(where, key, "a number", value)
+        if kind in (str, bool, dict) and not isinstance(value, kind):
+            raise self.fail(where, key, {str: "a string", bool: "true or false", dict: "an object"}[kind], value)
+        return float(value) if kind is float else value
+
+    def strings(self, obj: Dict[str, Any], key: str, where: str = "") -> List[str]:
+        value = obj.get(key)
+        if value is None:
+            return []
+        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+            raise self.fail(where, key, "a list of strings", value)
+        return list(value)
+
+    def objects(self, obj: Dict[str, Any], key: str, where: str = "") -> List[Dict[str, Any]]:
+        value = obj.get(key)
+        if value is None:
+            return []
+        if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
+            raise self.fail(where, key, "a list of objects", value)
+        return value
+
+    def frame(self, obj: Dict[str, Any], where: str) -> Frame:
+        frame_id = self.get(obj, "id", str, None, where)
+        if not frame_id:
+            raise DumpError("%s: %s has no id" % (self.index, where))
+        return Frame(
+            id=frame_id,
+            name=self.get(obj, "name", str, frame_id, where),
+            qualname=self.get(obj, "qualname", str, "", where) or self.get(obj, "name", str, frame_id, where),
+            filename=self.get(obj, "filename", str, None, where),
+            firstlineno=self.get(obj, "firstlineno", int, None, where),
+            resume_of=self.get(obj, "resume_of", str, None, where),
+            resume_line=self.get(obj, "resume_line", int, None, where),
+            full_code=self.get(obj, "full_code", str, None, where),
+            entries=[self.entry(item, "%s.entries[%d]" % (where, i), i)
+                     for i, item in enumerate(self.objects(obj, "entries", where))],
+        )
+
+    def entry(self, obj: Dict[str, Any], where: str, position: int) -> Entry:
+        return Entry(
+            index=self.get(obj, "index", int, position, where),
+            compile_id=self.get(obj, "compile_id", str, None, where),
+            file=self.get(obj, "file", str, None, where),
+            decompiled=self.get(obj, "decompiled", bool, True, where),
+            fallback_reason=self.get(obj, "fallback_reason", str, None, where),
+            guard_function=self.get(obj, "guard_function", str, None, where),
+            guard=self.strings(obj, "guard", where),
+            graphs=self.strings(obj, "graphs", where),
+            calls_resume=self.strings(obj, "calls_resume", where),
+            compile_time_s=self.get(obj, "compile_time_s", float, None, where),
+            recompile_reason=self.get(obj, "recompile_reason", str, None, where),
+        )
+
+    def graph(self, obj: Dict[str, Any], where: str) -> Graph:
+        name = self.get(obj, "name", str, None, where)
+        if not name:
+            raise DumpError("%s: %s has no name" % (self.index, where))
+        files = self.get(obj, "files", dict, {}, where)
+        if not all(isinstance(value, str) for value in files.values()):
+            raise self.fail(where, "files", "an object of file names", files)
+        return Graph(
+            name=name,
+            frame=self.get(obj, "frame", str, None, where),
+            entry=self.get(obj, "entry", int, None, where),
+            backend=self.get(obj, "backend", str, None, where),
+            nodes=self.get(obj, "nodes", int, None, where),
+            ops=self.get(obj, "ops", int, None, where),
+            inputs=self.strings(obj, "inputs", where),
+            files=_in_stage_order(files),
+        )
+
+    def graph_break(self, obj: Dict[str, Any], where: str) -> GraphBreak:
+        return GraphBreak(
+            frame=self.get(obj, "frame", str, None, where),
+            reason=self.get(obj, "reason", str, "", where),
+            filename=self.get(obj, "filename", str, None, where),
+            lineno=self.get(obj, "lineno", int, None, where),
+            source_line=self.get(obj, "source_line", str, None, where),
+            resume=self.get(obj, "resume", str, None, where),
+        )
+
+    def recompile(self, obj: Dict[str, Any], where: str) -> Recompile:
+        return Recompile(
+            frame=self.get(obj, "frame", str, None, where),
+            entry=self.get(obj, "entry", int, None, where),
+            reason=self.get(obj, "reason", str, "", where),
+            filename=self.get(obj, "filename", str, None, where),
+            lineno=self.get(obj, "lineno", int, None, where),
+            source_line=self.get(obj, "source_line", str, None, where),
+        )
+
+
+def _in_stage_order(files: Dict[str, str]) -> Dict[str, str]:
+    known = [(stage, files[stage]) for stage in STAGES if stage in files]
+    return dict(known + [(stage, name) for stage, name in files.items() if stage not in STAGES])

@@ -1,0 +1,278 @@
+"""The report's pages: the index, one page per compiled frame, one per graph."""
+from __future__ import annotations
+
+import os
+import pkgutil
+import re
+from typing import Dict, List, Tuple
+from urllib.parse import quote
+
+from framescope.report.highlight import style_css
+from framescope.report.html import (CSS, INDEX, Site, code_block, definition_list, esc, page,
+                                    safe_name)
+from framescope.report.index import Dump, Frame, Graph, GraphBreak
+from framescope.report.readable import break_summary, failed_guards, where
+from framescope.report.summary import compile_time, distinct_breaks, plural, seconds, user_line
+
+STAGE_TITLES = {
+    "dynamo": "Dynamo FX graph",
+    "aot_joint": "AOT Autograd joint graph",
+    "aot_forward": "AOT Autograd forward graph",
+    "aot_backward": "AOT Autograd backward graph",
+    "pre_grad": "Inductor pre-grad graph",
+    "post_grad": "Inductor post-grad graph",
+    "inductor": "Inductor output code (kernels)",
+}
+
+
+def write_report(dump: Dump, out: str) -> str:
+    """Write the report of ``dump`` into folder ``out``; return the path of its index page."""
+    os.makedirs(out, exist_ok=True)
+    site = Site(dump, out)
+    files = {INDEX: index_page(site), CSS: stylesheet()}
+    for frame in dump.frames:
+        files[site.frame_pages[frame.id]] = frame_page(site, frame)
+    for graph in dump.graphs:
+        files[site.graph_pages[graph.name]] = graph_page(site, graph)
+    for name, text in files.items():
+        with open(os.path.join(out, name), "w", encoding="utf-8") as handle:
+            handle.write(text)
+    return os.path.join(site.out, INDEX)
+
+
+def write_ranks_index(out: str, ranks: List[Tuple[str, str]]) -> str:
+    """An index page for a distributed run: a link to each rank's report, in ``out/<rank>/``.
+
+    ``ranks`` holds (rank folder name, dump folder) pairs.
+    """
+    items = "".join('<li><a href="%s/%s">%s</a> <code>%s</code></li>' % (
+        esc(quote(rank)), INDEX, esc(rank), esc(path)) for rank, path in ranks)
+    body = "<h1>framescope report</h1><p>One dump per rank:</p><ul>%s</ul>" % items
+    path = os.path.join(out, INDEX)
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(page("framescope report", "", body))
+    with open(os.path.join(out, CSS), "w", encoding="utf-8") as handle:
+        handle.write(stylesheet())
+    return os.path.abspath(path)
+
+
+def stylesheet() -> str:
+    data = pkgutil.get_data("framescope.report", "static/report.css")
+    return (data.decode("utf-8") if data else "") + style_css()
+
+
+def nav(site: Site, *trail: str) -> str:
+    return " &rsaquo; ".join(['<a href="%s">framescope report</a>' % INDEX] + list(trail))
+
+
+# --------------------------------------------------------------------------- index page
+
+
+def index_page(site: Site) -> str:
+    dump = site.dump
+    entries = sum(len(frame.entries) for frame in dump.frames)
+    breaks = distinct_breaks(dump.graph_breaks)
+    meta = definition_list([
+        ("program", "<code>%s</code>" % esc(" ".join(dump.argv)) if dump.argv else ""),
+        ("torch", esc(dump.torch or "")),
+        ("python", esc(dump.python or "")),
+        ("dump folder", "<code>%s</code>" % esc(dump.path)),
+    ])
+    totals = "%s, %s, %s, %s, %s." % (
+        plural(len(dump.frames), "compiled frame"), plural(entries, "cache entry", "cache entries"),
+        plural(len(dump.recompiles), "recompile"), plural(len(breaks), "graph break"),
+        plural(len(dump.graphs), "graph"))
+    body = ["<h1>framescope report</h1>", meta, '<p class="totals">%s</p>' % esc(totals),
+            frames_section(site), recompiles_section(site), breaks_section(site, breaks), graphs_section(site)]
+    if dump.warnings:
+        body.append('<section id="warnings"><h2>Warnings</h2><ul>%s</ul></section>' % "".join(
+            '<li class="warning">%s</li>' % esc(text) for text in dump.warnings))
+    return page("framescope report", nav(site), "\n".join(body))
+
+
+def frames_section(site: Site) -> str:
+    rows = []
+    for frame in site.dump.frames:
+        graphs = sum(len(entry.graphs) for entry in frame.entries)
+        resumes = ("resumes %s" % site.frame_link(frame.resume_of)) if frame.resume_of else ""
+        rows.append("<tr><td>%s</td><td>%s</td><td>%d</td><td>%d</td><td>%s</td><td>%s</td></tr>" % (
+            site.frame_link(frame.id), site.source_link(frame.filename, frame.firstlineno, frame.id),
+            len(frame.entries), graphs, esc(seconds(compile_time(frame))), resumes))
+    if not rows:
+        return '<section id="frames"><h2>Compiled frames</h2><p>torch.compile compiled nothing.</p></section>'
+    return ('<section id="frames"><h2>Compiled frames</h2><table><thead><tr><th>frame</th><th>source</th>'
+            '<th>cache entries</th><th>graphs</th><th>compile time</th><th></th></tr></thead>'
+            '<tbody>%s</tbody></table></section>' % "".join(rows))
+
+
+def recompiles_section(site: Site) -> str:
+    items = []
+    for recompile in site.dump.recompiles:
+        guards = "".join("<li><code>%s</code>%s</li>" % (
+            esc(guard.text), " <small>(guard of compile %s)</small>" % esc(guard.compile_id)
+            if guard.compile_id else "") for guard in failed_guards(recompile.reason))
+        text = user_line(recompile.filename, recompile.lineno, recompile.source_line)
+        items.append('<li>%s: failed guard<ul>%s</ul>%s%s</li>' % (
+            site.entry_link(recompile.frame, recompile.entry),
+            guards or "<li><code>%s</code></li>" % esc(recompile.reason),
+            site.source_link(recompile.filename, recompile.lineno, recompile.frame),
+            ' <code class="user-line">%s</code>' % esc(text) if text else ""))
+    if not items:
+        return '<section id="recompiles"><h2>Recompiles</h2><p>None.</p></section>'
+    return '<section id="recompiles"><h2>Recompiles</h2><ol>%s</ol></section>' % "".join(items)
+
+
+def breaks_section(site: Site, breaks) -> str:
+    items = []
+    for brk, count in breaks:
+        text = user_line(brk.filename, brk.lineno, brk.source_line)
+        items.append('<li>%s in %s%s: %s%s%s<details><summary>torch\'s explanation</summary>'
+                     '<pre class="reason">%s</pre></details></li>' % (
+                         site.source_link(brk.filename, brk.lineno, brk.frame), site.frame_link(brk.frame),
+                         " (in %d compiles)" % count if count > 1 else "", esc(break_summary(brk.reason)),
+                         ' <br><code class="user-line">%s</code>' % esc(text) if text else "",
+                         "<br>continues in %s" % site.frame_link(brk.resume) if brk.resume else "",
+                         esc(brk.reason)))
+    if not items:
+        return '<section id="graph-breaks"><h2>Graph breaks</h2><p>None.</p></section>'
+    return '<section id="graph-breaks"><h2>Graph breaks</h2><ol>%s</ol></section>' % "".join(items)
+
+
+def graphs_section(site: Site) -> str:
+    rows = []
+    for graph in site.dump.graphs:
+        stages = ", ".join(site.graph_link(graph.name, "stage-" + safe_name(stage), stage) for stage in graph.files)
+        rows.append("<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>" % (
+            site.graph_link(graph.name), site.entry_link(graph.frame, graph.entry), esc(graph.backend or "-"),
+            esc("-" if graph.nodes is None else graph.nodes), esc("-" if graph.ops is None else graph.ops),
+            esc(", ".join(graph.inputs)), stages))
+    if not rows:
+        return '<section id="graphs"><h2>Graphs</h2><p>None.</p></section>'
+    return ('<section id="graphs"><h2>Graphs</h2><table><thead><tr><th>graph</th><th>made by</th>'
+            '<th>backend</th><th>nodes</th><th>ops</th><th>inputs</th><th>stages</th></tr></thead>'
+            '<tbody>%s</tbody></table></section>' % "".join(rows))
+
+
+# --------------------------------------------------------------------------- frame page
+
+
+def frame_page(site: Site, frame: Frame) -> str:
+    dump = site.dump
+    breaks = distinct_breaks([brk for brk in dump.graph_breaks if brk.frame == frame.id])
+    resumed_by = [other for other in dump.frames if other.resume_of == frame.id]
+    meta = definition_list([
+        ("code", esc(frame.name)),
+        ("source", site.source_link(frame.filename, frame.firstlineno, frame.id)),
+        ("resumes", "%s at line %s" % (site.frame_link(frame.resume_of), esc(frame.resume_line or "?"))
+         if frame.resume_of else ""),
+        ("resumed by", ", ".join(site.frame_link(other.id) for other in resumed_by)),
+        ("cache entries", ", ".join(site.frame_link(frame.id, "entry-%d" % e.index, str(e.index))
+                                    for e in frame.entries)),
+        ("compile time", esc(seconds(compile_time(frame)))),
+        ("full code", site.file_link(frame.full_code) if frame.full_code else ""),
+    ])
+    body = ["<h1>%s</h1>" % esc(site.frame_title(frame)), meta,
+            '<div class="split"><section class="original"><h2>Original source</h2>%s</section>'
+            '<div class="entries">%s</div></div>' % (
+                original_source(site, frame, breaks), "".join(entry_section(site, frame, e) for e in frame.entries))]
+    if breaks:
+        items = "".join('<li id="break-%d">%s%s: %s%s<pre class="reason">%s</pre></li>' % (
+            number, site.source_link(brk.filename, brk.lineno, frame.id),
+            " (in %d compiles)" % count if count > 1 else "", esc(break_summary(brk.reason)),
+            "<br>continues in %s" % site.frame_link(brk.resume) if brk.resume else "", esc(brk.reason))
+            for number, (brk, count) in enumerate(breaks))
+        body.append('<section id="graph-breaks"><h2>Graph breaks</h2><ol>%s</ol></section>' % items)
+    if frame.full_code:
+        body.append('<section id="full-code"><details><summary>Full code: guards, compiled functions and '
+                    'transformed code in one file</summary>%s</details></section>' % site.dump_code(frame.full_code))
+    return page(site.frame_title(frame), nav(site, esc(site.frame_title(frame))), "\n".join(body))
+
+
+def original_source(site: Site, frame: Frame, breaks: List[Tuple[GraphBreak, int]]) -> str:
+    """The user's function, its graph breaks, recompile causes and resume point marked."""
+    block = site.blocks.get(frame.id)
+    if block is None:
+        return '<p class="warning">The source file %s could not be read.</p>' % esc(
+            where(frame.filename, frame.firstlineno))
+    marks: Dict[int, List[Tuple[str, str]]] = {}
+    for number, (brk, _) in enumerate(breaks):
+        if brk.lineno in block:
+            marks.setdefault(brk.lineno, []).append(("break", '<a href="#break-%d">graph break</a>' % number))
+    recompiled: Dict[int, List[int]] = {}
+    for recompile in site.dump.recompiles:
+        if recompile.frame == frame.id and recompile.lineno in block and recompile.entry is not None:
+            recompiled.setdefault(recompile.lineno, []).append(recompile.entry)
+    for lineno, entries in recompiled.items():
+        links = " ".join('<a href="#entry-%d">%d</a>' % (entry, entry) for entry in entries)
+        marks.setdefault(lineno, []).append(("recompile", "recompiled for entr%s %s" % (
+            "y" if len(entries) == 1 else "ies", links)))
+    if frame.resume_line in block:
+        marks.setdefault(frame.resume_line, []).append(("resume", "resumes here"))
+    return '<p class="file">%s</p>%s' % (esc(block.filename), code_block(
+        "\n".join(block.lines), start=block.start, anchors="", marks=marks))
+
+
+def entry_section(site: Site, frame: Frame, entry) -> str:
+    parts = ['<h2>Cache entry %d</h2>' % entry.index]
+    parts.append(definition_list([
+        ("compile", esc(entry.compile_id or "")),
+        ("compile time", esc(seconds(entry.compile_time_s)) if entry.compile_time_s is not None else ""),
+        ("graphs", ", ".join(site.graph_link(name) for name in entry.graphs)),
+        ("calls", ", ".join(site.frame_link(name) for name in entry.calls_resume)),
+    ]))
+    if entry.recompile_reason:
+        recompile = next((r for r in site.dump.recompiles if r.frame == frame.id and r.entry == entry.index), None)
+        guards = "".join("<li><code>%s</code></li>" % esc(g.text) for g in failed_guards(entry.recompile_reason))
+        parts.append('<div class="recompile"><p>Compiled again because the guard of earlier entries failed:</p>'
+                     '<ul>%s</ul>%s</div>' % (
+                         guards or "<li><code>%s</code></li>" % esc(entry.recompile_reason),
+                         "<p>%s</p>" % site.source_link(recompile.filename, recompile.lineno, frame.id)
+                         if recompile else ""))
+    parts.append("<h3>Guard%s</h3>" % (" <code>%s</code>" % esc(entry.guard_function) if entry.guard_function else ""))
+    parts.append(code_block("\n".join(entry.guard)) if entry.guard else "<p>No guard recorded.</p>")
+    parts.append("<h3>Transformed code</h3>")
+    if not entry.decompiled:
+        parts.append('<p class="warning">Not decompiled; Dynamo\'s disassembly follows.%s</p>' % (
+            " Reason: " + esc(entry.fallback_reason) if entry.fallback_reason else ""))
+    parts.append(site.dump_code(entry.file))
+    return '<section class="entry" id="entry-%d">%s</section>' % (entry.index, "".join(parts))
+
+
+# --------------------------------------------------------------------------- graph page
+
+
+def graph_page(site: Site, graph: Graph) -> str:
+    meta = definition_list([
+        ("made by", site.entry_link(graph.frame, graph.entry)),
+        ("backend", esc(graph.backend or "")),
+        ("FX nodes", esc("" if graph.nodes is None else graph.nodes)),
+        ("operations", esc("" if graph.ops is None else graph.ops)),
+        ("inputs", esc(", ".join(graph.inputs))),
+        ("stages", ", ".join('<a href="#stage-%s">%s</a>' % (safe_name(stage), esc(stage)) for stage in graph.files)),
+        ("kernels", kernel_links(site, graph)),
+    ])
+    body = ["<h1>%s</h1>" % esc(graph.name), meta]
+    for stage, name in graph.files.items():
+        prefix = "stage-%s-" % safe_name(stage)
+        body.append('<section class="stage" id="stage-%s"><h2>%s</h2>%s</section>' % (
+            safe_name(stage), esc(STAGE_TITLES.get(stage, stage)), site.dump_code(name, anchors=prefix)))
+    if not graph.files:
+        body.append("<p>No files were dumped for this graph.</p>")
+    return page(graph.name, nav(site, esc(graph.name)), "\n".join(body))
+
+
+# A kernel in Inductor's output code: ``triton_poi_fused_sin_0 = async_compile.triton(...``.
+KERNEL = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*) = async_compile\.\w+\(")
+
+
+def kernel_links(site: Site, graph: Graph) -> str:
+    """Links to the kernels defined in the graph's Inductor output code."""
+    text = site.dump_text(graph.files.get("inductor"))
+    if not text:
+        return ""
+    links = []
+    for number, line in enumerate(text.split("\n"), 1):
+        match = KERNEL.match(line)
+        if match:
+            links.append('<a href="#stage-inductor-L-%d"><code>%s</code></a>' % (number, esc(match.group(1))))
+    return ", ".join(links)

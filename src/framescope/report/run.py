@@ -1,0 +1,162 @@
+"""``framescope run``: run a program the way ``python`` would, inside ``framescope.dump``.
+
+The program's stdout is left to it alone: progress lines and the summary go to stderr.
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+import runpy
+import sys
+import traceback
+from types import TracebackType
+from typing import Any, Dict, List, Optional, TextIO
+
+from framescope.report.index import DumpError, load_dump
+from framescope.report.pages import write_report
+from framescope.report.summary import format_summary
+
+
+class Progress:
+    """Prints a line to stderr per compile, from the dump's ``on_event`` callback."""
+
+    def __init__(self, stream: TextIO) -> None:
+        #: Where lines go: the stderr framescope started with, whatever the program does to sys.stderr.
+        self.stream = stream
+        #: Compiles seen so far.
+        self.compiles = 0
+
+    def __call__(self, event: Dict[str, Any]) -> None:
+        if event.get("event") != "compile":
+            return
+        self.compiles += 1
+        entry = event.get("entry")
+        what = "recompiled" if isinstance(entry, int) and entry > 0 else "compiled"
+        line = "framescope: %s %s (cache entry %s, compile %s)%s" % (
+            what, event.get("frame", "?"), entry, event.get("compile_id", "?"),
+            "" if event.get("decompiled", True) else ", not decompiled")
+        self.stream.write(line + "\n")
+        self.stream.flush()
+
+
+def check_program(program: List[str], module: bool) -> Optional[str]:
+    """Why the program cannot be run (one line), or None."""
+    if not program:
+        return "nothing to run: give a script (framescope run prog.py) or a module (framescope run -m pkg.mod)"
+    if not module and not os.path.isfile(program[0]):
+        return "cannot run %s: no such file" % program[0]
+    if importlib.util.find_spec("torch") is None:
+        return "torch is not installed; framescope run needs torch (pip install torch)"
+    if module:
+        try:
+            found = importlib.util.find_spec(program[0])
+        except (ImportError, ValueError) as err:  # a parent package that is missing or broken
+            return "cannot find module %s: %s" % (program[0], err)
+        if found is None:
+            return "no module named %s" % program[0]
+    return None
+
+
+def run_program(program: List[str], module: bool, out: str, report: bool = True) -> int:
+    """Run the checked program inside a dump; print the summary; return its exit status."""
+    import framescope.dump
+
+    stderr = sys.stderr
+    progress = Progress(stderr)
+    try:
+        dumping = framescope.dump(out, on_event=progress)
+        session = dumping.__enter__()
+    except Exception as err:  # e.g. a torch version the dump does not support
+        stderr.write("framescope: error: cannot start the dump: %s\n" % " ".join(str(err).split()))
+        return 2
+    try:
+        status = run_as_main(program, module)
+    finally:
+        sys.stdout.flush()
+        try:
+            dumping.__exit__(None, None, None)
+        except Exception as err:  # the program's own outcome still counts
+            stderr.write("framescope: error: finishing the dump failed: %s\n" % " ".join(str(err).split()))
+            status = status or 1
+    folder = str(session.directory)
+    print_summary(folder, report, stderr)
+    return status
+
+
+def print_summary(folder: str, report: bool, stream: TextIO) -> None:
+    try:
+        dump = load_dump(folder)
+    except DumpError as err:
+        stream.write("framescope: no summary: %s\n" % err)
+        return
+    index = None
+    if report:
+        try:
+            index = write_report(dump, os.path.join(folder, "report"))
+        except OSError as err:
+            stream.write("framescope: cannot write the report: %s\n" % (err.strerror or err))
+    stream.write("\n" + format_summary(dump, index) + "\n")
+    stream.flush()
+
+
+def run_as_main(program: List[str], module: bool) -> int:
+    """Run a script or module as ``__main__`` with ``python``'s sys.argv and sys.path[0]."""
+    saved_argv, saved_path0 = sys.argv[:], sys.path[0] if sys.path else None
+    try:
+        if module:
+            spec = importlib.util.find_spec(program[0])
+            sys.argv = [(spec.origin if spec else None) or program[0]] + program[1:]
+            set_path0(os.getcwd())  # what python -m puts first
+            runpy.run_module(program[0], run_name="__main__", alter_sys=True)
+        else:
+            sys.argv = list(program)
+            set_path0(os.path.dirname(os.path.abspath(program[0])))
+            runpy.run_path(program[0], run_name="__main__")
+        return 0
+    except SystemExit as exc:
+        return exit_status(exc.code)
+    except KeyboardInterrupt as exc:
+        print_exception(exc)
+        return 130  # what a shell reports for a program ended by SIGINT
+    except BaseException as exc:
+        print_exception(exc)
+        return 1
+    finally:
+        sys.argv = saved_argv
+        if saved_path0 is not None:
+            set_path0(saved_path0)
+
+
+def set_path0(path: str) -> None:
+    if sys.path:
+        sys.path[0] = path
+    else:
+        sys.path.insert(0, path)
+
+
+def exit_status(code: object) -> int:
+    """The exit status ``python`` gives for ``sys.exit(code)`` (printing a non-int code)."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    sys.stderr.write("%s\n" % (code,))
+    return 1
+
+
+def print_exception(exc: BaseException) -> None:
+    """The traceback ``python`` would print: framescope's and runpy's frames left out."""
+    sys.stdout.flush()
+    traceback.print_exception(type(exc), exc, user_frames(exc.__traceback__), file=sys.stderr)
+
+
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def user_frames(tb: Optional[TracebackType]) -> Optional[TracebackType]:
+    while tb is not None:
+        filename = tb.tb_frame.f_code.co_filename
+        if not (filename.startswith(HERE + os.sep) or filename == runpy.__file__ or filename == "<frozen runpy>"):
+            break
+        tb = tb.tb_next
+    return tb

@@ -1,0 +1,102 @@
+"""The text summary ``framescope run`` prints: frames, recompiles, graph breaks, graphs."""
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Tuple
+
+from framescope.report.index import Dump, Frame, GraphBreak
+from framescope.report.readable import break_summary, guard_summary, where
+from framescope.report.source import source_line
+
+
+def plural(count: int, one: str, many: Optional[str] = None) -> str:
+    return "%d %s" % (count, one if count == 1 else many or one + "s")
+
+
+def compile_time(frame: Frame) -> Optional[float]:
+    times = [entry.compile_time_s for entry in frame.entries if entry.compile_time_s is not None]
+    return sum(times) if times else None
+
+
+def seconds(value: Optional[float]) -> str:
+    return "-" if value is None else "%.2f s" % value
+
+
+def distinct_breaks(breaks: List[GraphBreak]) -> List[Tuple[GraphBreak, int]]:
+    """Graph breaks by place and reason (a frame compiled again breaks again), with their counts."""
+    counts: Dict[Tuple, List] = {}
+    for brk in breaks:
+        key = (brk.frame, brk.filename, brk.lineno, break_summary(brk.reason))
+        counts.setdefault(key, [brk, 0])[1] += 1
+    return [(brk, count) for brk, count in counts.values()]
+
+
+def user_line(filename: Optional[str], lineno: Optional[int], text: Optional[str]) -> Optional[str]:
+    text = text if text is not None else source_line(filename, lineno)
+    return text.strip() if text and text.strip() else None
+
+
+def format_summary(dump: Dump, report: Optional[str] = None) -> str:
+    """The summary as lines of text (no trailing newline)."""
+    entries = sum(len(frame.entries) for frame in dump.frames)
+    breaks = distinct_breaks(dump.graph_breaks)
+    total = sum(t for t in (compile_time(frame) for frame in dump.frames) if t is not None)
+    out = ["framescope: %s, %s, %s, %s, %s; %.2f s compiling" % (
+        plural(len(dump.frames), "compiled frame"), plural(entries, "cache entry", "cache entries"),
+        plural(len(dump.recompiles), "recompile"), plural(len(breaks), "graph break"),
+        plural(len(dump.graphs), "graph"), total)]
+    if dump.frames:
+        out += ["", "frames:"]
+        width = max(len(frame.qualname) for frame in dump.frames)
+        places = max(len(where(frame.filename, frame.firstlineno)) for frame in dump.frames)
+        for frame in dump.frames:
+            graphs = sum(len(entry.graphs) for entry in frame.entries)
+            line = "  %-*s  %-*s  %s, %s, %s compiling" % (
+                width, frame.qualname, places, where(frame.filename, frame.firstlineno),
+                plural(len(frame.entries), "cache entry", "cache entries"), plural(graphs, "graph"),
+                seconds(compile_time(frame)))
+            if frame.resume_of:
+                parent = dump.frame(frame.resume_of)
+                line += "; resumes %s%s" % (parent.qualname if parent else frame.resume_of,
+                                            " at line %d" % frame.resume_line if frame.resume_line else "")
+            out.append(line)
+    if dump.recompiles:
+        out += ["", "recompiles:"]
+        for recompile in dump.recompiles:
+            frame = dump.frame(recompile.frame)
+            entry = next((e for e in frame.entries if e.index == recompile.entry), None) if frame else None
+            out.append("  %s, entry %s%s: guard failed: %s" % (
+                frame.qualname if frame else recompile.frame, recompile.entry,
+                " (compile %s)" % entry.compile_id if entry and entry.compile_id else "",
+                guard_summary(recompile.reason)))
+            text = user_line(recompile.filename, recompile.lineno, recompile.source_line)
+            out.append("      %s%s" % (where(recompile.filename, recompile.lineno), ": " + text if text else ""))
+    if breaks:
+        out += ["", "graph breaks:"]
+        for brk, count in breaks:
+            frame = dump.frame(brk.frame)
+            out.append("  %s%s%s: %s" % (
+                where(brk.filename, brk.lineno), " in " + frame.qualname if frame else "",
+                " (%d compiles)" % count if count > 1 else "", break_summary(brk.reason)))
+            text = user_line(brk.filename, brk.lineno, brk.source_line)
+            if text:
+                out.append("      " + text)
+            if brk.resume:
+                out.append("      continues in " + brk.resume)
+    if dump.graphs:
+        out += ["", "graphs:"]
+        width = max(len(graph.name) for graph in dump.graphs)
+        for graph in dump.graphs:
+            frame = dump.frame(graph.frame)
+            size = ", ".join(part for part in (
+                plural(graph.nodes, "node") if graph.nodes is not None else "",
+                plural(graph.ops, "op") if graph.ops is not None else "") if part)
+            out.append("  %-*s  %s entry %s  %s  %s%s" % (
+                width, graph.name, frame.qualname if frame else graph.frame, graph.entry,
+                graph.backend or "-", size or "size unknown",
+                "  inputs " + ", ".join(graph.inputs) if graph.inputs else ""))
+    if dump.warnings:
+        out += ["", "warnings:"] + ["  - " + " ".join(w.split()) for w in dump.warnings]
+    out += ["", "dump:   " + dump.path]
+    if report:
+        out.append("report: " + report)
+    return "\n".join(out)
