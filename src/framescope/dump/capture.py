@@ -98,8 +98,8 @@ class Capture:
                 "could not decompile cache entry %d of %s (%s); Dynamo's own code runs for it"
                 % (index, frame["qualname"], result.reason)
             )
-        fullcode.write(session, state)
-        session.save()
+        self.write_full_code(state)
+        self.save()
         session.emit(
             {
                 "event": "compile",
@@ -157,9 +157,25 @@ class Capture:
             changed[id(state.code)] = state
         self.pending = still
         for state in changed.values():
-            fullcode.write(self.session, state)
+            self.write_full_code(state)
         if changed:
+            self.save()
+
+    def write_full_code(self, state: FrameState) -> None:
+        """(Re)write a frame's full-code file; a failure is a warning, not the end of the entry."""
+        try:
+            fullcode.write(self.session, state)
+        except Exception as exc:
+            self.session.warn(
+                "could not write %s: %s: %s" % (state.record["full_code"], type(exc).__name__, exc)
+            )
+
+    def save(self) -> None:
+        """Write the index; a failure is a warning."""
+        try:
             self.session.save()
+        except Exception as exc:
+            self.session.warn("could not write index.json: %s: %s" % (type(exc).__name__, exc))
 
 
 def _header(state: FrameState, index: int, compile_id: Optional[str]) -> List[str]:
@@ -207,20 +223,20 @@ def stop(capture: Capture, session: DumpSession) -> None:
         if end is not None:
             _guarded(session, end, module.__name__)
     capture.parts = []
-    try:
-        with session.lock:
+    with session.lock:
+        try:
             capture.read_guards()
-            for state, entry, _runs in capture.pending:
-                session.warn(
-                    "no cache entry of %s holds entry %d any more; its guard is unknown"
-                    % (state.record["qualname"], entry["index"])
-                )
-            capture.pending = []
-            for state in list(session.states.values()):
-                fullcode.write(session, state)
-            session.save()
-    except Exception as exc:
-        session.warn("could not finish the dump: %s: %s" % (type(exc).__name__, exc))
+        except Exception as exc:
+            session.warn("could not read the last guards: %s: %s" % (type(exc).__name__, exc))
+        for state, entry, _runs in capture.pending:
+            session.warn(
+                "torch holds no cache entry for entry %d of %s any more, so its guard is unknown"
+                % (entry["index"], state.record["qualname"])
+            )
+        capture.pending = []
+        for state in list(session.states.values()):
+            capture.write_full_code(state)
+        capture.save()
 
 
 def _guarded(session: DumpSession, function: Any, module_name: str) -> None:

@@ -1,0 +1,869 @@
+"""framescope.dump: every torch.compile cache entry as a Python file that the program runs.
+
+The torch tests run each program in a fresh interpreter (fresh Dynamo state, and a crash
+fails one test only). The tests at the end check the pure-Python parts (names, guards,
+checks, the session) and run on every interpreter, torch or not.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import types
+from pathlib import Path
+from typing import Dict, List
+
+import pytest
+
+from framescope.dump import fullcode, guards, naming, transformed, validate
+from framescope.dump.session import DumpSession
+
+IS_EMSCRIPTEN = sys.platform == "emscripten"
+needs_torch = [pytest.mark.torch, pytest.mark.needs_subprocess]
+
+
+def run_program(path: Path, *args: str, env: Dict[str, str] = None, timeout: float = 300) -> subprocess.CompletedProcess:
+    """Run a program file in a fresh interpreter; fail the test on a non-zero exit."""
+    done = subprocess.run(
+        [sys.executable, str(path)] + list(args),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        universal_newlines=True,
+        timeout=timeout,
+        cwd=str(path.parent),
+        env=dict(os.environ, **(env or {})),
+    )
+    if done.returncode != 0:
+        pytest.fail("%s exited with %d:\n%s" % (path.name, done.returncode, done.stderr[-6000:]), pytrace=False)
+    return done
+
+
+def tagged(done: subprocess.CompletedProcess, tag: str) -> object:
+    """The JSON a program printed after ``tag``."""
+    lines = [line for line in done.stdout.splitlines() if line.startswith(tag + " ")]
+    assert lines, "no %s line; stdout:\n%s\nstderr:\n%s" % (tag, done.stdout, done.stderr[-4000:])
+    return json.loads(lines[-1][len(tag) + 1 :])
+
+
+def load_index(folder: Path) -> dict:
+    data = json.loads((folder / "index.json").read_text(encoding="utf-8"))
+    assert data["format"] == "framescope-dump/1"
+    return data
+
+
+def frames_by_name(index: dict) -> Dict[str, dict]:
+    return {frame["id"]: frame for frame in index["frames"]}
+
+
+def assert_all_compile(folder: Path) -> None:
+    files = sorted(folder.rglob("*.py"))
+    assert files
+    for path in files:
+        compile(path.read_text(encoding="utf-8"), str(path), "exec")
+
+
+# --------------------------------------------------------------------------- the main program
+
+# Every kind of frame the dump must handle, run plain (no argument) or under a dump into
+# argv[1] with a trace function that records which lines of dumped files execute.
+MAIN_PROGRAM = '''
+import json, os, sys
+import torch
+import framescope
+
+DUMP = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else None
+traced = {}
+
+
+def tracer(frame, event, arg):
+    if DUMP is None or not frame.f_code.co_filename.startswith(DUMP + os.sep):
+        return None
+
+    def local(frame, event, arg):
+        if event == "line":
+            name = os.path.basename(frame.f_code.co_filename)
+            traced.setdefault(name, set()).add(frame.f_lineno)
+        return local
+
+    return local
+
+
+def r(x, n):
+    return x * n
+
+
+def breaks(x):
+    y = x + 1
+    print("graph break here")
+    if y.sum() > 0:
+        return y * 2
+    return y - 1
+
+
+def make_closure():
+    scale = torch.full((3,), 2.0)
+    offset = 1
+
+    def closure(x):
+        def inner(y):
+            return y + offset
+
+        return inner(x) * scale
+
+    return closure
+
+
+def make_counter():
+    count = 0
+
+    def bump(x):
+        nonlocal count
+        count += 1
+        return x + count
+
+    return bump
+
+
+@torch.compiler.disable
+def not_compiled(x):
+    return x * 10
+
+
+def with_disabled(x):
+    a = x * 3
+    b = not_compiled(a)
+    return a + b
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.lin = torch.nn.Linear(3, 3)
+
+    def forward(self, x):
+        return torch.relu(self.lin(x)) + 1
+
+
+class Scaler:
+    def __init__(self, k):
+        self.k = k
+
+    def apply(self, x):
+        return x * self.k + 1
+
+
+def whole(x):
+    return torch.sin(x) * 2
+
+
+def main():
+    x = torch.arange(3.0)
+    out = []
+    compiled_r = torch.compile(r, backend="eager", dynamic=False)
+    for n in (1, 2, 3):
+        out.append(compiled_r(x, n))
+    compiled_breaks = torch.compile(breaks, backend="eager")
+    out += [compiled_breaks(x), compiled_breaks(-x - 5)]
+    out.append(torch.compile(make_closure(), backend="eager")(x))
+    bump = torch.compile(make_counter(), backend="eager")
+    out += [bump(x), bump(x)]
+    out.append(torch.compile(with_disabled, backend="eager")(x))
+    net = torch.compile(Net(), backend="aot_eager")
+    out.append(net(torch.ones(2, 3)))
+    scaler = Scaler(3)
+    scaler.apply = torch.compile(scaler.apply, backend="eager")
+    out.append(scaler.apply(x))
+    out.append(torch.compile(whole, backend="eager", fullgraph=True)(x))
+    return [t.detach().tolist() for t in out]
+
+
+if DUMP is None:
+    result = main()
+else:
+    sys.settrace(tracer)
+    with framescope.dump(DUMP):
+        result = main()
+    sys.settrace(None)
+print("OUT " + json.dumps(result))
+print("TRACE " + json.dumps({name: sorted(lines) for name, lines in traced.items()}))
+'''
+
+
+@pytest.fixture(scope="module")
+def main_runs(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """The main program run plain, and under a dump twice (fresh processes)."""
+    if IS_EMSCRIPTEN:
+        pytest.skip("Emscripten cannot start processes")
+    pytest.importorskip("torch")
+    base = tmp_path_factory.mktemp("dump_main")
+    program = base / "prog.py"
+    program.write_text(MAIN_PROGRAM, encoding="utf-8")
+    plain = run_program(program)
+    first = run_program(program, "first")
+    second = run_program(program, "second")
+    return {
+        "plain": tagged(plain, "OUT"),
+        "outputs": [tagged(first, "OUT"), tagged(second, "OUT")],
+        "trace": tagged(first, "TRACE"),
+        "dirs": [base / "first", base / "second"],
+        "stderr": first.stderr,
+    }
+
+
+@pytest.mark.torch
+@pytest.mark.needs_subprocess
+def test_outputs_identical_with_and_without_dump(main_runs):
+    assert main_runs["outputs"][0] == main_runs["plain"]
+    assert main_runs["outputs"][1] == main_runs["plain"]
+    # The counter's closure cell stayed a cell: both calls saw and updated the same count.
+    bump_first, bump_second = main_runs["plain"][6], main_runs["plain"][7]
+    assert bump_first == [1.0, 2.0, 3.0] and bump_second == [2.0, 3.0, 4.0]
+
+
+@pytest.mark.torch
+@pytest.mark.needs_subprocess
+def test_every_file_compiles_and_names_are_stable(main_runs):
+    first, second = main_runs["dirs"]
+    assert_all_compile(first)
+    names = sorted(p.name for p in first.iterdir())
+    assert names == sorted(p.name for p in second.iterdir())
+    assert "index.json" in names and "index.md" in names
+    assert not [name for name in names if len(name) > 80]  # no uuids
+
+    # The structure of the index is the same in both runs too.
+    def shape(index: dict) -> list:
+        return [
+            (f["id"], f["resume_of"], [(e["file"], e["graphs"], e["calls_resume"]) for e in f["entries"]])
+            for f in index["frames"]
+        ]
+
+    assert shape(load_index(first)) == shape(load_index(second))
+
+
+@pytest.mark.torch
+@pytest.mark.needs_subprocess
+def test_recompiles_make_one_file_per_entry(main_runs):
+    folder = main_runs["dirs"][0]
+    files = sorted(p.name for p in folder.glob("__transformed_code_*_for_r.py"))
+    assert files == ["__transformed_code_%d_for_r.py" % i for i in range(3)]
+    frame = frames_by_name(load_index(folder))["r"]
+    assert [e["index"] for e in frame["entries"]] == [0, 1, 2]
+    ids = [e["compile_id"].split("/") for e in frame["entries"]]
+    assert len({frame_number for frame_number, _ in ids}) == 1 and [n for _, n in ids] == ["0", "1", "2"]
+    # Each entry's guard names the value it was compiled for.
+    for n, entry in enumerate(frame["entries"], start=1):
+        assert "L['n'] == %d" % n in entry["guard"]
+
+
+@pytest.mark.torch
+@pytest.mark.needs_subprocess
+def test_graph_breaks_make_resume_frames(main_runs):
+    index = load_index(main_runs["dirs"][0])
+    frames = frames_by_name(index)
+    resumes = [f for f in index["frames"] if f["resume_of"] == "breaks"]
+    assert resumes, "no resume frame continues breaks"
+    first = resumes[0]
+    assert first["resume_line"] is not None and first["name"].startswith("torch_dynamo_resume_in_breaks_at_")
+    assert first["id"] in frames["breaks"]["entries"][0]["calls_resume"]
+    # The data-dependent branch breaks the resume function again.
+    assert any(f["resume_of"] == first["id"] for f in index["frames"])
+    for frame in [frames["breaks"]] + resumes:
+        assert (main_runs["dirs"][0] / naming.full_code_file(frame["id"])).exists()
+        for entry in frame["entries"]:
+            assert (main_runs["dirs"][0] / entry["file"]).exists()
+
+
+@pytest.mark.torch
+@pytest.mark.needs_subprocess
+def test_transformed_code_runs_from_the_dumped_files(main_runs):
+    folder = main_runs["dirs"][0]
+    index = load_index(folder)
+    traced = main_runs["trace"]
+    must = {"r", "breaks", "closure", "bump", "forward", "apply", "whole"}
+    decompiled = 0
+    for frame in index["frames"]:
+        for entry in frame["entries"]:
+            if frame["id"] in must or frame["resume_of"] == "breaks":
+                assert entry["decompiled"], "%s entry %d: %s" % (frame["id"], entry["index"], entry["fallback_reason"])
+            if entry["decompiled"]:
+                decompiled += 1
+                # Every entry ran at least once (the call that compiled it), from the file:
+                # line events fired at the lines of its def body.
+                lines = set(traced.get(entry["file"], []))
+                body = _def_body_lines(folder / entry["file"])
+                assert lines and lines <= body, (entry["file"], sorted(lines), sorted(body))
+    assert decompiled >= 12
+
+
+def _def_body_lines(path: Path) -> set:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    rows = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.stmt) and not isinstance(node, ast.FunctionDef):
+            rows.update(range(node.lineno, getattr(node, "end_lineno", node.lineno) + 1))
+    return rows
+
+
+@pytest.mark.torch
+@pytest.mark.needs_subprocess
+def test_frame_kinds(main_runs):
+    folder = main_runs["dirs"][0]
+    index = load_index(folder)
+    frames = frames_by_name(index)
+    assert frames["forward"]["qualname"] == "Net.forward"
+    assert frames["apply"]["qualname"] == "Scaler.apply"
+    assert frames["closure"]["qualname"] == "make_closure.<locals>.closure"
+    assert len(frames["whole"]["entries"]) == 1
+    assert not any(f["resume_of"] == "whole" for f in index["frames"])
+    # The disabled function never became a frame; the caller breaks around it.
+    assert "not_compiled" not in frames
+    assert any(f["resume_of"] == "with_disabled" for f in index["frames"])
+    # A closure's file binds the free variables in a factory, so they stay free variables.
+    text = (folder / frames["closure"]["entries"][0]["file"]).read_text(encoding="utf-8")
+    assert "def __closure_of_closure():" in text
+    bump = (folder / frames["bump"]["entries"][0]["file"]).read_text(encoding="utf-8")
+    assert "nonlocal count" in bump
+    # aot_eager graphs of the module.
+    assert frames["forward"]["entries"][0]["graphs"]
+
+
+@pytest.mark.torch
+@pytest.mark.needs_subprocess
+def test_full_code_files(main_runs):
+    folder = main_runs["dirs"][0]
+    index = load_index(folder)
+    for frame in index["frames"]:
+        path = folder / frame["full_code"]
+        text = path.read_text(encoding="utf-8")
+        tree = ast.parse(text)
+        defined = {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
+        assert "__dispatch_for_%s" % frame["id"] in defined
+        for entry in frame["entries"]:
+            assert entry["guard"], "%s entry %d has no guard" % (frame["id"], entry["index"])
+            assert entry["guard_function"] in defined
+            assert "__transformed_code_%d_for_%s" % (entry["index"], frame["id"]) in defined
+            for graph in entry["graphs"]:
+                assert graph in defined
+        # Every helper a guard calls is defined in the file itself.
+        called = {node.func.id for node in ast.walk(tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)}
+        assert {name for name in called if name.startswith("___")} <= defined
+    r_text = (folder / "full_code_for_r.py").read_text(encoding="utf-8")
+    assert "def r(x, n):\n    return x * n" in r_text
+    assert "L['n'] == 2" in r_text
+    assert "type=<class" not in r_text.replace("# torch:", "#").split("#")[0]
+
+
+@pytest.mark.torch
+@pytest.mark.needs_subprocess
+def test_full_code_guards_evaluate(main_runs, run_python):
+    # The guard functions in r's full-code file are real Python: entry 1 (n == 2) passes
+    # for n=2 only, and a tensor of another shape fails every entry.
+    path = main_runs["dirs"][0] / "full_code_for_r.py"
+    done = run_python(
+        textwrap.dedent(
+            """
+            import json, torch
+            namespace = {}
+            exec(compile(open(%r).read(), "full_code_for_r.py", "exec"), namespace)
+            guard = namespace["__guard_1_for_r"]
+            x = torch.arange(3.0)
+            print("OUT " + json.dumps([
+                bool(guard({"x": x, "n": 2}, {})),
+                bool(guard({"x": x, "n": 3}, {})),
+                bool(guard({"x": torch.arange(4.0), "n": 2}, {})),
+            ]))
+            """
+            % str(path)
+        )
+    )
+    assert tagged(done, "OUT") == [True, False, False]
+
+
+# --------------------------------------------------------------------------- fallback and robustness
+
+ROBUST_PROGRAM = '''
+import json, sys, warnings
+import torch
+import framescope
+import framescope.decompiler.machine as machine
+from framescope import DecompilationError
+from framescope.dump import fullcode
+
+
+def f(x, n):
+    y = x * n
+    print("break")
+    return y + 1
+
+
+def g(x):
+    return x - 1
+
+
+expected = [f(torch.ones(2), 2).tolist(), g(torch.ones(2)).tolist()]
+
+
+def broken(code, indent=4):
+    raise DecompilationError("forced for the test", code_name=code.co_name)
+
+
+working, machine.decompile_transformed = machine.decompile_transformed, broken
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    with framescope.dump(sys.argv[1]):
+        got = [torch.compile(f, backend="eager")(torch.ones(2), 2).tolist()]
+        try:
+            with framescope.dump(sys.argv[1] + "_nested"):
+                pass
+        except RuntimeError as exc:
+            nested = str(exc)
+        else:
+            nested = None
+
+
+def render(*args):
+    raise KeyError("render failed on purpose")
+
+
+machine.decompile_transformed = working
+fullcode.render = render
+with warnings.catch_warnings(record=True) as caught_second:
+    warnings.simplefilter("always")
+    with framescope.dump(sys.argv[2]):
+        got.append(torch.compile(g, backend="eager")(torch.ones(2)).tolist())
+print("OUT " + json.dumps({
+    "expected": expected,
+    "got": got,
+    "warnings": [str(w.message) for w in caught if w.category.__name__ == "DumpWarning"],
+    "second_warnings": [str(w.message) for w in caught_second if w.category.__name__ == "DumpWarning"],
+    "nested": nested,
+}))
+'''
+
+
+@pytest.mark.torch
+@pytest.mark.needs_subprocess
+def test_fallback_keeps_the_program_running(tmp_path):
+    pytest.importorskip("torch")
+    program = tmp_path / "robust.py"
+    program.write_text(ROBUST_PROGRAM, encoding="utf-8")
+    out = tagged(run_program(program, "first", "second"), "OUT")
+    assert out["got"] == out["expected"]
+    # One warning for the session, though every entry fell back.
+    assert len(out["warnings"]) == 1 and "forced for the test" in out["warnings"][0]
+    assert out["nested"] is not None and "cannot be nested" in out["nested"]
+    folder = tmp_path / "first"
+    index = load_index(folder)
+    assert len(index["frames"]) >= 2 and len(index["warnings"]) == sum(len(f["entries"]) for f in index["frames"])
+    for frame in index["frames"]:
+        for entry in frame["entries"]:
+            assert entry["decompiled"] is False
+            assert "forced for the test" in entry["fallback_reason"]
+            text = (folder / entry["file"]).read_text(encoding="utf-8")
+            assert "forced for the test" in text
+            assert "LOAD_GLOBAL" in text or "LOAD_FAST" in text
+            assert all(line.startswith("#") or not line.strip() for line in text.splitlines())
+    assert_all_compile(folder)
+    # An exception inside framescope's own hooks: the program goes on, the index says why.
+    assert len(out["second_warnings"]) == 1 and "render failed on purpose" in out["second_warnings"][0]
+    second = load_index(tmp_path / "second")
+    assert any("render failed on purpose" in text for text in second["warnings"])
+    assert not (tmp_path / "first_nested").exists()
+
+
+# --------------------------------------------------------------------------- threads and processes
+
+THREADS_PROGRAM = '''
+import json, sys, threading
+import torch
+import framescope
+
+
+def make(k):
+    def work(x):
+        y = x * k
+        for _ in range(20):
+            y = torch.cos(y) + k
+        return y
+    work.__name__ = work.__qualname__ = "work_%d" % k
+    work.__code__ = work.__code__.replace(co_name="work_%d" % k)
+    return work
+
+
+barrier = threading.Barrier(2)
+results = {}
+
+
+def run(k):
+    fn = torch.compile(make(k), backend="eager", dynamic=False)
+    barrier.wait()
+    results[k] = [fn(torch.ones(4), ).tolist(), fn(torch.ones(5)).tolist()]
+
+
+with framescope.dump(sys.argv[1]):
+    threads = [threading.Thread(target=run, args=(k,)) for k in (1, 2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+expected = {k: [make(k)(torch.ones(4)).tolist(), make(k)(torch.ones(5)).tolist()] for k in (1, 2)}
+print("OUT " + json.dumps(results == expected))
+'''
+
+
+@pytest.mark.torch
+@pytest.mark.needs_subprocess
+@pytest.mark.needs_threads
+def test_two_threads_compiling(tmp_path):
+    pytest.importorskip("torch")
+    program = tmp_path / "threads.py"
+    program.write_text(THREADS_PROGRAM, encoding="utf-8")
+    assert tagged(run_program(program, "out"), "OUT") is True
+    folder = tmp_path / "out"
+    index = load_index(folder)
+    frames = frames_by_name(index)
+    assert set(frames) == {"work_1", "work_2"}
+    for frame in frames.values():
+        assert len(frame["entries"]) == 2
+        for entry in frame["entries"]:
+            assert entry["guard"] and (folder / entry["file"]).exists()
+    assert_all_compile(folder)
+    assert not list(folder.glob(".*.tmp"))
+
+
+DISTRIBUTED_PROGRAM = '''
+import os, sys
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+import framescope
+
+
+def f(x):
+    return torch.tanh(x) * 2
+
+
+def worker(rank, root, port):
+    os.environ["MASTER_ADDR"] = "127.0.0.1"
+    os.environ["MASTER_PORT"] = str(port)
+    dist.init_process_group("gloo", rank=rank, world_size=2)
+    with framescope.dump(root):
+        y = torch.compile(f, backend="eager")(torch.ones(3) * (rank + 1))
+        dist.all_reduce(y)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    mp.spawn(worker, args=(sys.argv[1], int(sys.argv[2])), nprocs=2)
+    print("OUT true")
+'''
+
+
+@pytest.mark.torch
+@pytest.mark.needs_subprocess
+@pytest.mark.needs_sockets
+def test_distributed_ranks_dump_into_their_own_folders(tmp_path):
+    pytest.importorskip("torch")
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    program = tmp_path / "dist.py"
+    program.write_text(DISTRIBUTED_PROGRAM, encoding="utf-8")
+    run_program(program, "out", str(port))
+    folder = tmp_path / "out"
+    assert sorted(p.name for p in folder.iterdir()) == ["rank_0", "rank_1"]
+    for rank in ("rank_0", "rank_1"):
+        index = load_index(folder / rank)
+        frame = frames_by_name(index)["f"]
+        assert frame["entries"][0]["guard"]
+        assert (folder / rank / "__transformed_code_0_for_f.py").exists()
+        assert (folder / rank / "full_code_for_f.py").exists()
+        assert_all_compile(folder / rank)
+
+
+INDUCTOR_PROGRAM = '''
+import json, os, sys
+import torch
+import framescope
+
+DUMP = os.path.abspath(sys.argv[1])
+ran = set()
+
+
+def tracer(frame, event, arg):
+    if frame.f_code.co_filename.startswith(DUMP + os.sep):
+        ran.add(os.path.basename(frame.f_code.co_filename))
+    return None
+
+
+def f(x, w):
+    return torch.nn.functional.gelu(x @ w) + 1
+
+
+x, w = torch.randn(8, 8, generator=torch.Generator().manual_seed(0)), torch.ones(8, 8)
+expected = f(x, w)
+sys.settrace(tracer)
+with framescope.dump(DUMP):
+    got = torch.compile(f, backend="inductor")(x, w)
+sys.settrace(None)
+print("OUT " + json.dumps({"close": bool(torch.allclose(got, expected, atol=1e-5)), "ran": sorted(ran)}))
+'''
+
+
+@pytest.mark.torch
+@pytest.mark.slow
+@pytest.mark.needs_subprocess
+def test_inductor_backend(tmp_path):
+    pytest.importorskip("torch")
+    program = tmp_path / "ind.py"
+    program.write_text(INDUCTOR_PROGRAM, encoding="utf-8")
+    out = tagged(run_program(program, "out", env={"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "inductor")}), "OUT")
+    assert out["close"]
+    assert "__transformed_code_0_for_f.py" in out["ran"]
+    index = load_index(tmp_path / "out")
+    assert frames_by_name(index)["f"]["entries"][0]["decompiled"]
+    for name in ("__transformed_code_0_for_f.py", "full_code_for_f.py"):
+        path = tmp_path / "out" / name
+        compile(path.read_text(encoding="utf-8"), str(path), "exec")
+
+
+@pytest.mark.needs_subprocess
+def test_import_stays_light(run_python):
+    done = run_python(
+        "import sys, framescope, framescope.dump\n"
+        "assert 'torch' not in sys.modules, 'torch was imported'\n"
+        "assert callable(framescope.dump) and framescope.prepare_debug is framescope.dump.prepare_debug\n"
+        "d = framescope.dump('x')\n"
+        "assert type(d).__name__ == 'dump' and d.path == 'x'\n"
+        "print('ok')\n"
+    )
+    assert done.stdout.strip() == "ok"
+
+
+# --------------------------------------------------------------------------- the pure parts
+
+
+def test_sanitise_and_unique_ids():
+    assert naming.sanitise("<lambda>") == "_lambda_"
+    assert naming.sanitise("f") == "f"
+    ids = naming.FrameIds()
+    assert [ids.new(n) for n in ("f", "<lambda>", "f", "f_2", "<lambda>")] == ["f", "_lambda_", "f_2", "f_2_2", "_lambda__2"]
+
+
+def test_stable_graph_names():
+    long = "__compiled_fn_12_a02bc87c_2897_495c_849e_77bc54606c2c"
+    assert naming.stable_graph_name(long) == "__compiled_fn_12"
+    assert naming.strip_graph_uuids("y = %s(x)" % long) == "y = __compiled_fn_12(x)"
+    assert naming.is_graph_name(long) and naming.is_graph_name("__compiled_fn_3")
+    assert not naming.is_graph_name("__compiled_fn_x")
+    assert naming.is_resume_global("__resume_at_40_3")
+    assert naming.resume_line("torch_dynamo_resume_in_f_at_16") == 16
+
+
+GUARD_PARTS = [
+    "torch._functorch.aot_autograd.utils.top_saved_tensors_hooks ids == None",
+    '___check_global_state() against {"grad_mode":true,"deterministic_algorithms":false,"num_threads":2,"default_dtype":6}',
+    "___check_torch_function_mode_stack()",
+    "utils_device.CURRENT_DEVICE == None",
+    "___check_type_id(L['n'], 140604271328480), type=<class 'int'>",
+    "___check_type_id(L['m'], 140604271328480), type=<class '__main__.M'>",
+    "check_tensor(L['x'], Tensor, DispatchKeySet(CPU, BackendSelect, ADInplaceOrView, AutogradCPU), "
+    "torch.float32, device=None, requires_grad=False, size=[3, None], stride=[1, 3])",
+    "hasattr(L['x'], '_dynamo_dynamic_indices') == False",
+    "___check_obj_id(G['__builtins_dict___1']['print'], 140604264322672), type=<class 'builtin_function_or_method'>",
+    "L['n'] == 1",
+    "___some_future_helper(L['x'], 3)",
+    "2 <= L['x'].size()[1]",
+]
+
+
+def test_guard_parts_become_python():
+    clauses = guards.render(GUARD_PARTS)
+    exprs = [c.expr for c in clauses]
+    for expr in exprs:
+        ast.parse(expr, mode="eval")
+    assert exprs[0] == "___torch_guard(%r)" % GUARD_PARTS[0]
+    assert exprs[1] == "___check_global_state({'grad_mode': True, 'deterministic_algorithms': False, 'num_threads': 2})"
+    assert exprs[4] == "type(L['n']) is int" and clauses[4].original == GUARD_PARTS[4]
+    assert exprs[5] == "___check_type_id(L['m'], 140604271328480)"
+    assert exprs[6] == "___check_tensor(L['x'], torch.float32, None, False, [3, None], [1, 3])"
+    assert exprs[9] == "L['n'] == 1" and clauses[9].original is None
+    assert exprs[10].startswith("___torch_guard(")
+    assert exprs[11] == "2 <= L['x'].size()[1]"
+    used = guards.helpers_used(clauses)
+    assert used == {
+        "___torch_guard", "___check_global_state", "___check_torch_function_mode_stack", "utils_device",
+        "___check_type_id", "___check_tensor", "___check_obj_id",
+    }
+    for name in used:
+        compile(guards.HELPERS[name], name, "exec")
+
+
+def test_guard_helpers_evaluate():
+    namespace: dict = {}
+    for name in ("___check_type_id", "___check_obj_id", "___torch_guard", "___dict_contains"):
+        exec(guards.HELPERS[name], namespace)
+    marker = object()
+    assert namespace["___check_type_id"](3, id(int)) and not namespace["___check_type_id"]("3", id(int))
+    assert namespace["___check_obj_id"](marker, id(marker))
+    assert namespace["___dict_contains"]("a", {"a": 1})
+    expr = " and ".join(c.expr for c in guards.render(["L['n'] == 1", "___check_type_id(L['n'], %d)" % id(int)]))
+    assert eval(expr, dict(namespace, L={"n": 1}, G={})) is True
+    assert eval(expr, dict(namespace, L={"n": 2}, G={})) is False
+
+
+def test_unbound_reads():
+    def fine(a, b):
+        c = a + b
+        del a
+        return c
+
+    def maybe(a):
+        if a:
+            c = 1
+        return c  # noqa: F821 - possibly unbound on purpose
+
+    def after_delete(a):
+        c = a
+        del c
+        return c  # noqa: F821
+
+    def in_handler(a):
+        try:
+            c = a()
+        except ValueError:
+            return c  # noqa: F821 - unbound when a() raised
+        return c
+
+    assert validate.unbound_reads(fine.__code__) == frozenset()
+    assert validate.unbound_reads(maybe.__code__) == {"c"}
+    assert validate.unbound_reads(after_delete.__code__) == {"c"}
+    assert validate.unbound_reads(in_handler.__code__) == {"c"}
+
+
+def test_check_rejects_code_that_would_break_the_program():
+    def good(x, n):
+        y = x * n
+        return y
+
+    def reads_deleted(x, n):
+        y = x * n
+        del y
+        return y  # noqa: F821
+
+    def other_globals(x, n):
+        return len(x) * n + missing_name  # noqa: F821
+
+    def other_args(x, m):
+        return x * m
+
+    validate.check(good.__code__, good.__code__)
+    with pytest.raises(ValueError, match="may read y before assigning"):
+        validate.check(good.__code__, reads_deleted.__code__)
+    with pytest.raises(ValueError, match="extra missing_name"):
+        validate.check(good.__code__, other_globals.__code__)
+    with pytest.raises(ValueError, match="arguments"):
+        validate.check(good.__code__, other_args.__code__)
+
+
+def _closure_code() -> types.CodeType:
+    a, b = 1, 2
+
+    def inner(x):
+        return x + a + b
+
+    return inner.__code__
+
+
+def _cell_code() -> types.CodeType:
+    def outer(x):
+        k = x
+
+        def inner():
+            return k
+
+        return inner
+
+    return outer.__code__
+
+
+def test_transformed_file_keeps_free_and_cell_variables(tmp_path):
+    # A decompiled def that no longer uses a free variable, nor makes a closure over a cell.
+    code = _closure_code()
+    text, compiled = transformed._compile(code, code, "def inner(x):\n    return x + a\n", str(tmp_path / "t.py"), ["# h"])
+    assert compiled.co_freevars == code.co_freevars == ("a", "b")
+    assert "nonlocal b" in text and compiled.co_filename == str(tmp_path / "t.py")
+    compile(text, "t.py", "exec")
+    cell = _cell_code()
+    text, compiled = transformed._compile(cell, cell, "def outer(x):\n    return x\n", "t.py", ["# h"])
+    assert compiled.co_cellvars == cell.co_cellvars == ("k",)
+    validate.check_replacement(cell, compiled)
+
+
+def test_fallback_text_is_all_comments():
+    def f(x):
+        return x + 1
+
+    text = transformed.fallback_text(["# header"], "DecompilationError: no", f.__code__)
+    assert all(line.startswith("#") for line in text.splitlines())
+    assert "DecompilationError: no" in text and "RETURN" in text
+    compile(text, "fallback.py", "exec")
+
+
+def test_signature_and_call_arguments():
+    def f(a, b, /, c, *args, d, e, **kw):
+        pass
+
+    def g(a, *, b):
+        pass
+
+    assert fullcode.signature(f.__code__) == "a, b, /, c, *args, d, e, **kw"
+    assert fullcode.call_arguments(f.__code__) == "L['a'], L['b'], L['c'], *L['args'], d=L['d'], e=L['e'], **L['kw']"
+    assert fullcode.signature(g.__code__) == "a, *, b"
+    assert fullcode.call_arguments(g.__code__) == "L['a'], b=L['b']"
+
+
+def test_session_records_and_index(tmp_path):
+    session = DumpSession(tmp_path / "d")
+
+    def f(x):
+        return x
+
+    state = session.frame_state(f.__code__)
+    assert session.frame_state(f.__code__) is state and state.record["id"] == "f"
+    session.update_entry("0/0", compile_time_s=0.5)
+    session.record_graph({"name": "__compiled_fn_1", "compile_id": "0/0", "files": {"dynamo": "a.py"}})
+    session.record_graph({"name": "__compiled_fn_1", "files": {"aot_forward": "b.py"}})
+    session.record_graph_break({"code": f.__code__, "reason": "print", "lineno": 2})
+    assert session.entry_for_compile_id("0/0") is None
+    entry = {"index": 0, "compile_id": "0/0", "file": "__transformed_code_0_for_f.py", "decompiled": True,
+             "fallback_reason": None, "guard_function": "__guard_0_for_f", "guard": [], "graphs": [],
+             "calls_resume": [], "compile_time_s": None, "recompile_reason": None}
+    session.add_entry(state, entry)
+    assert entry["compile_time_s"] == 0.5
+    assert session.entry_for_compile_id("0/0") == {"frame": "f", "entry": 0, "file": "__transformed_code_0_for_f.py"}
+    session.save()
+    index = load_index(tmp_path / "d")
+    assert index["graphs"] == [{"name": "__compiled_fn_1", "compile_id": "0/0",
+                                "files": {"dynamo": "a.py", "aot_forward": "b.py"}, "frame": "f", "entry": 0}]
+    assert index["graph_breaks"] == [{"reason": "print", "lineno": 2, "frame": "f"}]
+    assert "__transformed_code_0_for_f.py" in (tmp_path / "d" / "index.md").read_text(encoding="utf-8")
+    with pytest.raises(ValueError):
+        session.write("../outside.py", "x")
+    assert session.write("sub/a.py", "x = 1\n").read_text() == "x = 1\n"
+
+
+def test_session_warns_once(tmp_path):
+    from framescope.dump import DumpWarning
+
+    session = DumpSession(tmp_path)
+    with pytest.warns(DumpWarning) as record:
+        session.warn("first problem")
+        session.warn("second problem")
+    assert len(record) == 1 and session.warnings == ["first problem", "second problem"]
