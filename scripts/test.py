@@ -549,6 +549,27 @@ def parse_args(argv: List[str]) -> argparse.Namespace:
     return args
 
 
+# The HTML report tests drive this browser; in CI they fail rather than skip without it.
+CHROMIUM = (Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver"))
+
+
+def ensure_chromium() -> None:
+    """In CI (CI=true), install Debian's chromium and chromium-driver when missing."""
+    if os.environ.get("CI", "").lower() not in ("1", "true", "yes") or all(p.exists() for p in CHROMIUM):
+        return
+    print("installing chromium and chromium-driver for the HTML report tests", flush=True)
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    for cmd in (["apt-get", "update", "-q"], ["apt-get", "install", "-y", "-q", "chromium", "chromium-driver"]):
+        try:
+            rc = subprocess.run(cmd, env=env, stdin=subprocess.DEVNULL, timeout=SETUP_TIMEOUT).returncode
+        except (OSError, subprocess.SubprocessError) as exc:
+            rc = "%s" % exc
+        if rc != 0:
+            # The browser tests then fail and say what is missing.
+            print("!! %s failed (%s)" % (" ".join(cmd), rc), flush=True)
+            return
+
+
 def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
@@ -563,6 +584,7 @@ def main(argv: List[str]) -> int:
         Session(n, "Pyodide " + n if n == PYODIDE else "CPython " + CPYTHONS[n]) for n in args.names
     ]
     VENVS.mkdir(exist_ok=True)
+    ensure_chromium()
     jobs = min(args.jobs, len(sessions))
     print("framescope tests: %s; %d at a time" % (", ".join(s.label for s in sessions), jobs), flush=True)
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=jobs) if jobs > 1 else None

@@ -75,3 +75,46 @@ def test_help_and_version():
     assert run("--help").returncode == 0
     assert run("decompile", "--help").returncode == 0
     assert "framescope" in run("--version").stdout
+
+
+# --------------------------------------------------------------------------- run and report
+
+
+def test_every_command_has_help_with_exit_codes():
+    for args in ([], ["decompile"], ["run"], ["report"]):
+        result = run(*args, "--help")
+        assert result.returncode == 0, result.stderr
+        assert "exit codes:" in result.stdout and "2  bad usage or input" in result.stdout
+    assert "framescope run [--out DIR] [--no-report] (script.py | -m module) [args ...]" in run("run", "--help").stdout
+
+
+def test_console_script_is_python_m_framescope():
+    script = os.path.join(os.path.dirname(sys.executable), "framescope")
+    if not os.path.exists(script):
+        pytest.skip("framescope is not installed into this interpreter's environment")
+    installed = subprocess.run([script, "report", "--help"], capture_output=True, text=True)
+    assert installed.returncode == 0 and installed.stdout == run("report", "--help").stdout
+
+
+def test_run_without_a_program_or_with_a_missing_script(tmp_path):
+    for args, message in ((["run"], "nothing to run"), (["run", "--out", "d", "missing.py"], "no such file")):
+        result = run(*args, cwd=str(tmp_path))
+        assert result.returncode == 2 and result.stderr.count("\n") == 1 and message in result.stderr
+    assert not (tmp_path / "d").exists()
+
+
+def test_run_without_torch_is_a_one_line_error(tmp_path):
+    (tmp_path / "prog.py").write_text("print('ran')\n")
+    # python -S leaves site-packages, and so torch, out of sys.path.
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "src"))
+    result = subprocess.run([sys.executable, "-S", "-m", "framescope", "run", "prog.py"], capture_output=True,
+                            text=True, env=env, cwd=str(tmp_path))
+    assert result.returncode == 2
+    assert result.stderr == "framescope: error: torch is not installed; framescope run needs torch (pip install torch)\n"
+    assert result.stdout == "" and not (tmp_path / "framescope_dump").exists()
+
+
+def test_report_of_a_missing_folder(tmp_path):
+    result = run("report", str(tmp_path / "nowhere"))
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and "does not exist" in result.stderr
+    assert "Traceback" not in result.stderr

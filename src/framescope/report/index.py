@@ -14,8 +14,9 @@ from typing import Any, Dict, List, Optional
 
 FORMAT = "framescope-dump/1"
 
-#: The stages a graph can have a file for, in the order the compiler goes through them.
-STAGES = ("dynamo", "aot_joint", "aot_forward", "aot_backward", "pre_grad", "post_grad", "inductor")
+#: The stages a graph can have a file for, in the order the compiler goes through them
+#: (Inductor's pre-grad passes run on Dynamo's graph, before AOT Autograd).
+STAGES = ("dynamo", "pre_grad", "aot_joint", "aot_forward", "aot_backward", "post_grad", "inductor")
 
 
 class DumpError(Exception):

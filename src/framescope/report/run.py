@@ -110,8 +110,9 @@ def run_as_main(program: List[str], module: bool) -> int:
             runpy.run_module(program[0], run_name="__main__", alter_sys=True)
         else:
             sys.argv = list(program)
-            set_path0(os.path.dirname(os.path.abspath(program[0])))
-            runpy.run_path(program[0], run_name="__main__")
+            script = os.path.abspath(program[0])  # python makes __main__.__file__ absolute too (3.9+)
+            set_path0(os.path.dirname(script))
+            runpy.run_path(script, run_name="__main__")
         return 0
     except SystemExit as exc:
         return exit_status(exc.code)

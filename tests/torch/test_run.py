@@ -1,0 +1,176 @@
+"""``framescope run`` on real torch.compile programs, each in a fresh ``python -m framescope``."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+
+pytestmark = [pytest.mark.torch, pytest.mark.needs_subprocess]
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# Three recompiles (four values of mode; a str is never made dynamic) and two graph breaks:
+# the print, and torch._dynamo.graph_break() in the function that resumes after it.
+PROGRAM = '''\
+import os
+import sys
+
+import torch
+
+
+@torch.compile(backend="inductor")
+def f(x, mode):
+    if mode == "sin":
+        y = x.sin()
+    elif mode == "cos":
+        y = x.cos()
+    else:
+        y = x.tanh()
+    print("break one", mode)
+    y = y + 1
+    torch._dynamo.graph_break()
+    return y * 2
+
+
+if __name__ == "__main__":
+    x = torch.ones(4)
+    for mode in ("sin", "cos", "tan", "exp"):
+        f(x, mode)
+    print("args", sys.argv[1:], "path0", sys.path[0] == os.path.dirname(os.path.abspath(__file__)))
+    sys.exit(3)
+'''
+
+FAILING = '''\
+import torch
+
+
+@torch.compile(backend="eager")
+def g(x):
+    return x + 1
+
+
+def fail():
+    raise ValueError("boom")
+
+
+g(torch.ones(2))
+fail()
+'''
+
+
+def line_of(text: str, program: str = PROGRAM) -> int:
+    return next(i for i, line in enumerate(program.splitlines(), 1) if line.strip() == text)
+
+
+def framescope(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    return subprocess.run([sys.executable, "-m", "framescope", *args], cwd=str(cwd), env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def ran(tmp_path_factory):
+    """prog.py run once by framescope run: (folder, completed process)."""
+    folder = tmp_path_factory.mktemp("run")
+    (folder / "prog.py").write_text(PROGRAM)
+    done = framescope("run", "--out", "dump", "prog.py", "a", "--out", "z", cwd=folder)
+    return folder, done
+
+
+def test_program_runs_as_under_python(ran):
+    folder, done = ran
+    # Its exit status, its stdout untouched (argv after the script is its own, sys.path[0] its folder).
+    assert done.returncode == 3, done.stderr
+    assert done.stdout == ("break one sin\nbreak one cos\nbreak one tan\nbreak one exp\n"
+                           "args ['a', '--out', 'z'] path0 True\n")
+    assert (folder / "dump" / "index.json").is_file() and not (folder / "z").exists()
+
+
+def test_progress_is_printed_to_stderr_per_compile(ran):
+    _, done = ran
+    # Whether the decompiler managed an entry is the dump's business: a suffix says when not.
+    progress = [line.replace(", not decompiled", "") for line in done.stderr.splitlines()
+                if line.startswith(("framescope: compiled ", "framescope: recompiled "))]
+    assert progress[0] == "framescope: compiled f (cache entry 0, compile 0/0)"
+    assert [line for line in progress if line.startswith("framescope: recompiled f ")] == [
+        "framescope: recompiled f (cache entry %d, compile 0/%d)" % (n, n) for n in (1, 2, 3)]
+    assert len(progress) == 6  # f four times, each resume function once
+
+
+def test_summary_names_each_recompile_with_its_guard_and_line(ran):
+    _, done = ran
+    lines = done.stderr.splitlines()
+    assert any(line.startswith("framescope: 3 compiled frames, 6 cache entries, 3 recompiles, 2 graph breaks, ")
+               for line in lines), done.stderr
+    guard_line = line_of('if mode == "sin":')
+    for entry, previous in ((1, "sin"), (2, "cos"), (3, "tan")):
+        header = "  f, entry %d (compile 0/%d): guard failed: mode == '%s'" % (entry, entry, previous)
+        assert header in lines, done.stderr
+        assert lines[lines.index(header) + 1] == '      prog.py:%d: if mode == "sin":' % guard_line
+
+
+def test_summary_names_each_graph_break_with_its_reason_and_line(ran):
+    _, done = ran
+    lines = done.stderr.splitlines()
+    first, second = line_of('print("break one", mode)'), line_of("torch._dynamo.graph_break()")
+    resume1, resume2 = "torch_dynamo_resume_in_f_at_%d" % first, "torch_dynamo_resume_in_f_at_%d" % second
+    start = next(i for i, line in enumerate(lines) if line.startswith("  prog.py:%d in f" % first))
+    assert "`print`" in lines[start]
+    assert lines[start + 1:start + 3] == ['      print("break one", mode)', "      continues in " + resume1]
+    start = next(i for i, line in enumerate(lines) if line.startswith("  prog.py:%d in %s" % (second, resume1)))
+    assert "torch._dynamo.graph_break()" in lines[start]
+    assert lines[start + 1:start + 3] == ["      torch._dynamo.graph_break()", "      continues in " + resume2]
+    # The frames, with what they resume, and the graphs with their sizes.
+    assert any(line.startswith("  %s " % resume2) and line.endswith("resumes %s at line %d" % (resume1, second))
+               for line in lines)
+    graphs = [line for line in lines if line.startswith("  __compiled_fn_")]
+    assert len(graphs) == 6 and all(" inductor " in line and " nodes, " in line for line in graphs)
+
+
+def test_summary_says_where_the_dump_and_report_are(ran):
+    folder, done = ran
+    lines = done.stderr.splitlines()
+    dump = folder / "dump"
+    assert lines[-2:] == ["dump:   %s" % dump.resolve(), "report: %s" % (dump / "report" / "index.html").resolve()]
+
+
+def test_report_of_the_run_loads_in_the_browser(ran):
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from tests.test_report import browser, check_in_browser, read_page
+
+    folder, _ = ran
+    index = folder / "dump" / "report" / "index.html"
+    # The report also comes from the report command, the same.
+    done = framescope("report", "dump", "--out", "again", cwd=folder)
+    assert done.returncode == 0 and done.stdout.strip() == str(folder / "again" / "index.html")
+    page = read_page(index)
+    assert "frame_f.html#entry-3" in page.links
+    driver = browser()
+    try:
+        assert check_in_browser(driver, index) > 50
+    finally:
+        driver.quit()
+
+
+def test_exception_in_a_module_prints_its_traceback_and_the_summary(tmp_path):
+    (tmp_path / "failing.py").write_text(FAILING)
+    done = framescope("run", "--out", "dump", "--no-report", "-m", "failing", cwd=tmp_path)
+    assert done.returncode == 1
+    trace = done.stderr[done.stderr.index("Traceback (most recent call last):"):]
+    trace = trace[:trace.index("ValueError: boom") + len("ValueError: boom")]
+    # As python -m failing prints it: the program's frames only (3.11's ^^^ marks aside).
+    assert [line for line in trace.splitlines()[1:] if line.strip(" ^~")] == [
+        '  File "%s", line %d, in <module>' % (tmp_path / "failing.py", line_of("fail()", FAILING)),
+        "    fail()",
+        '  File "%s", line %d, in fail' % (tmp_path / "failing.py", line_of('raise ValueError("boom")', FAILING)),
+        '    raise ValueError("boom")',
+        "ValueError: boom"]
+    assert "runpy" not in trace and "framescope" not in trace
+    assert "framescope: 1 compiled frame, 1 cache entry, 0 recompiles, 0 graph breaks, 1 graph;" in done.stderr
+    assert not (tmp_path / "dump" / "report").exists()
