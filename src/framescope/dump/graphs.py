@@ -36,7 +36,7 @@ import types
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from framescope import torch_internals
-from framescope.dump.naming import stable_graph_name
+from framescope.dump.naming import sanitise, stable_graph_name
 
 __all__ = ["start", "stop", "graph_file", "shape_text"]
 
@@ -199,7 +199,7 @@ class GraphDumper:
         nodes = list(gm.graph.nodes)
         graph.nodes = len(nodes)
         graph.ops = sum(1 for node in nodes if node.op in ("call_function", "call_method", "call_module"))
-        graph.inputs = [shape_text(value) for value in example_inputs]
+        graph.inputs = [shape for _name, shape, _source in _placeholder_inputs(gm, example_inputs, False)]
         with self.session.lock:
             self.graphs[name] = graph
         return graph
@@ -272,7 +272,7 @@ class GraphDumper:
                 if path:
                     self._output_code[str(path)] = (graph, stage, header + text)
             else:
-                self._write(graph, stage, self._header(graph, stage, None) + _strip_graph_id(text))
+                self._write(graph, stage, self._header(graph, stage, None) + _listing(text))
             self._save(graph)
         except Exception as exc:
             self._warn("could not dump %s of %s: %s" % (stage, graph.name, exc))
@@ -286,9 +286,12 @@ class GraphDumper:
         module's forward run the code compiled from that file."""
         import torch
 
-        if run and not torch_internals.is_generated_function(vars(type(gm)).get("forward")):
-            # A lazily compiled GraphModule has no generated forward yet.
-            torch.fx.GraphModule.recompile(gm)
+        modules = _graph_modules(gm)
+        if run:
+            for _qualname, module in modules:  # parents first: they reset their children
+                if not torch_internals.is_generated_function(vars(type(module)).get("forward")):
+                    # A lazily compiled GraphModule has no generated forward yet.
+                    torch.fx.GraphModule.recompile(module)
         inputs = _placeholder_inputs(gm, example_inputs, stage == "dynamo")
         text = self._header(graph, stage, inputs) + _module_source(gm)
         path = self._write(graph, stage, text)
@@ -297,7 +300,7 @@ class GraphDumper:
         code = compile(text, str(path), "exec", dont_inherit=True)
         functions = _code_tree(code)
         swapped = 0
-        for qualname, module in _graph_modules(gm):
+        for qualname, module in modules:
             new = functions.get(qualname + "forward")
             if new is not None and _swap_code(vars(type(module)).get("forward"), new):
                 swapped += 1
@@ -495,12 +498,27 @@ def _swap_code(function: object, new: types.CodeType) -> bool:
     return True
 
 
-def _strip_graph_id(text: str) -> str:
-    # torch appends "# graph id: <id()>" to pre-grad listings: a number that changes
-    # between runs and would make two dumps of one program differ.
+def _listing(text: str) -> str:
+    """A graph listing from torch's trace as a valid, stable Python file."""
     import re
 
-    return re.sub(r"\n+ *# graph id: \d+\s*$", "\n", text)
+    # torch appends "# graph id: <id()>" to pre-grad listings: a number that changes
+    # between runs and would make two dumps of one program differ.
+    text = re.sub(r"\n+ *# graph id: \d+\s*$", "\n", text)
+    # Listings name the module's class after the module, which may be "<lambda>".
+    text = re.sub(
+        r"^(\s*class )([^\s(:]+)(?=\()",
+        lambda m: m.group(1) + (m.group(2) if m.group(2).isidentifier() else sanitise(m.group(2))),
+        text,
+        flags=re.M,
+    )
+    try:
+        compile(text, "<listing>", "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        # Keep what torch printed, readable, in a file that still compiles.
+        note = "# torch's listing is not valid Python (%s); shown as comments.\n" % exc.msg
+        return note + "".join("# " + line for line in text.splitlines(True))
+    return text
 
 
 # --------------------------------------------------------------------------- the core's calls

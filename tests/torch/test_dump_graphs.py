@@ -1,0 +1,486 @@
+"""framescope.dump's graph files and events, on real torch.compile.
+
+Each program runs in a fresh interpreter from a file of its own (so that torch and
+framescope can point at its lines), inside ``framescope.dump``; it prints one RESULT line
+of JSON with what it measured, and the test reads that and the dump folder.
+"""
+from __future__ import annotations
+
+import json
+import os
+import textwrap
+from pathlib import Path
+from typing import Any, Dict
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from framescope.dump import events, graphs  # noqa: E402
+
+pytestmark = pytest.mark.torch
+
+# Defined at the top of every program: what the program reports, and a tracer that notes
+# each line run from a dumped graph file.
+HEADER = '''
+import json, os, sys
+import torch
+import framescope
+
+DUMP = sys.argv[1]
+
+def report(**values):
+    print("RESULT " + json.dumps(values))
+
+class LinesRun:
+    """Record (file, line) of every line executed in a file of the dump folder."""
+    def __init__(self):
+        self.lines = set()
+    def trace(self, frame, event, arg):
+        if frame.f_code.co_filename.startswith(DUMP):
+            if event == "line":
+                self.lines.add((os.path.basename(frame.f_code.co_filename), frame.f_lineno))
+            return self.trace
+        return None
+    def __enter__(self):
+        sys.settrace(self.trace)
+        return self
+    def __exit__(self, *exc):
+        sys.settrace(None)
+    def as_list(self):
+        return sorted(self.lines)
+'''
+
+
+@pytest.fixture(scope="module")
+def inductor_cache(tmp_path_factory):
+    """One Inductor cache folder for this module's programs, never the user's."""
+    folder = tmp_path_factory.mktemp("inductor_cache")
+    old = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(folder)
+    yield folder
+    if old is None:
+        del os.environ["TORCHINDUCTOR_CACHE_DIR"]
+    else:
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = old
+
+
+def run_program(run_python, folder: Path, *parts: str, timeout: float = 240) -> Dict[str, Any]:
+    """Run HEADER and the parts (each dedented) from folder/prog.py, with the dump folder
+    folder/dump as argv[1]; return what it reported plus ``dump`` (the folder) and
+    ``index`` (its index.json)."""
+    program = folder / "prog.py"
+    program.write_text(HEADER + "".join(textwrap.dedent(part) for part in parts))
+    dump = folder / "dump"
+    code = "import runpy, sys\nsys.argv = [%r, %r]\nrunpy.run_path(%r, run_name='__main__')" % (
+        str(program),
+        str(dump),
+        str(program),
+    )
+    done = run_python(code, timeout=timeout)
+    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
+    assert lines, "the program reported nothing; stdout:\n%s\nstderr:\n%s" % (done.stdout, done.stderr)
+    result = json.loads(lines[-1][len("RESULT ") :])
+    result["dump"] = dump
+    result["index"] = json.loads((dump / "index.json").read_text())
+    result["stderr"] = done.stderr
+    return result
+
+
+def program_line(folder: Path, text: str) -> int:
+    """The line number of the line of prog.py that contains ``text``."""
+    lines = (folder / "prog.py").read_text().splitlines()
+    found = [i + 1 for i, line in enumerate(lines) if text in line]
+    assert len(found) == 1, "%r is on lines %s of the program" % (text, found)
+    return found[0]
+
+
+def the_graph(index: Dict[str, Any], name: str = "__compiled_fn_1") -> Dict[str, Any]:
+    [graph] = [g for g in index["graphs"] if g["name"] == name]
+    return graph
+
+
+def check_files(dump: Path, graph: Dict[str, Any], stages) -> None:
+    """The graph has exactly these stage files, named by the contract, each valid Python."""
+    assert sorted(graph["files"]) == sorted(stages)
+    for stage, name in graph["files"].items():
+        assert name == "%s.%s.py" % (graph["name"], stage)
+        text = (dump / name).read_text()
+        compile(text, name, "exec", dont_inherit=True)
+        assert text.startswith("# %s: " % graph["name"])
+
+
+def lines_with(dump: Path, name: str, text: str):
+    """(file, line) of every code line (not a comment) of a dumped file containing ``text``."""
+    lines = (dump / name).read_text().splitlines()
+    return {
+        (name, i + 1) for i, line in enumerate(lines) if text in line and not line.lstrip().startswith("#")
+    }
+
+
+# A module whose forward and backward touch a few kinds of ops.
+MODULE = '''
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(8, 3)
+
+    def forward(self, x):
+        return torch.relu(self.lin(x)) * 2
+
+torch.manual_seed(0)
+net = Net()
+x = torch.randn(4, 8)
+'''
+
+
+# --------------------------------------------------------------------------- backends
+
+
+@pytest.mark.needs_subprocess
+def test_eager_graph_file_runs_and_shows_shapes(run_python, tmp_path):
+    result = run_program(
+        run_python,
+        tmp_path,
+        MODULE,
+        '''
+        expected = net(x)
+        compiled = torch.compile(net, backend="eager")
+        with framescope.dump(DUMP):
+            first = compiled(x)
+            with LinesRun() as run:
+                second = compiled(x)
+        report(same=torch.equal(first, expected) and torch.equal(second, expected), lines=run.as_list())
+        ''',
+    )
+    dump, index = result["dump"], result["index"]
+    assert result["same"]
+    graph = the_graph(index)
+    check_files(dump, graph, ["dynamo"])
+    assert graph["backend"] == "eager"
+    assert (graph["frame"], graph["entry"], graph["compile_id"]) == ("forward", 0, "0/0")
+    assert graph["inputs"] == ["f32[3, 8]", "f32[3]", "f32[4, 8]"]
+    assert (graph["nodes"], graph["ops"]) == (7, 3)  # 3 inputs, linear, relu, mul, output
+    assert graph["runs_from_file"] == ["dynamo"]
+    text = (dump / "__compiled_fn_1.dynamo.py").read_text()
+    # The user's name for each input, its shape, and Dynamo's name for it.
+    assert "#   x              : f32[4, 8]     L_x_\n" in text
+    assert "#   self.lin.weight: f32[3, 8]     L_self_modules_lin_parameters_weight_\n" in text
+    # The second call ran the graph's lines from the dumped file.
+    ran = {tuple(item) for item in result["lines"]}
+    in_graph = {item for item in ran if item[0] == "__compiled_fn_1.dynamo.py"}
+    assert lines_with(dump, "__compiled_fn_1.dynamo.py", "torch.relu(") <= in_graph
+    assert in_graph <= lines_with(dump, "__compiled_fn_1.dynamo.py", "")
+
+
+@pytest.mark.needs_subprocess
+def test_user_backend_runs_the_graph_from_the_file(run_python, tmp_path):
+    result = run_program(
+        run_python,
+        tmp_path,
+        '''
+        seen = []
+        def my_backend(gm, example_inputs):
+            seen.append(gm.forward.__code__.co_filename)
+            return gm
+
+        @torch.compile(backend=my_backend, dynamic=True)
+        def f(x, n):
+            return torch.cos(x) + n
+
+        with framescope.dump(DUMP):
+            with LinesRun() as run:
+                out = f(torch.zeros(3), 2)
+        report(seen=seen, out=out.tolist(), lines=run.as_list())
+        ''',
+    )
+    dump, index = result["dump"], result["index"]
+    assert result["out"] == [3.0, 3.0, 3.0]
+    graph = the_graph(index)
+    check_files(dump, graph, ["dynamo"])
+    assert graph["backend"] == "my_backend"
+    # The backend already got the GraphModule with its forward compiled from the dump.
+    assert result["seen"] == [str(dump / "__compiled_fn_1.dynamo.py")]
+    assert lines_with(dump, "__compiled_fn_1.dynamo.py", "torch.cos(") <= {tuple(i) for i in result["lines"]}
+    # Dynamic shapes: symbolic sizes and integers show as torch writes them.
+    kinds = sorted(item.split("(")[0].split("[")[0] for item in graph["inputs"])
+    assert kinds == ["Sym", "Sym", "f32"]
+    assert any(item.startswith("f32[s") for item in graph["inputs"])
+
+
+@pytest.mark.needs_subprocess
+def test_aot_eager_training_graphs_run_from_the_files(run_python, tmp_path):
+    result = run_program(
+        run_python,
+        tmp_path,
+        MODULE,
+        '''
+        expected = net(x)
+        expected.sum().backward()
+        expected_grad = net.lin.weight.grad.clone()
+        net.zero_grad()
+        compiled = torch.compile(net, backend="aot_eager")
+        with framescope.dump(DUMP):
+            with LinesRun() as run:
+                out = compiled(x)
+                out.sum().backward()
+        report(same=torch.equal(out, expected), same_grad=torch.equal(net.lin.weight.grad, expected_grad),
+               lines=run.as_list())
+        ''',
+    )
+    dump, index = result["dump"], result["index"]
+    assert result["same"] and result["same_grad"]
+    graph = the_graph(index)
+    check_files(dump, graph, ["dynamo", "aot_joint", "aot_forward", "aot_backward"])
+    assert graph["runs_from_file"] == ["aot_forward", "aot_backward"]
+    ran = {tuple(item) for item in result["lines"]}
+    assert lines_with(dump, "__compiled_fn_1.aot_forward.py", "torch.ops.aten.relu.default(") <= ran
+    assert lines_with(dump, "__compiled_fn_1.aot_backward.py", "torch.ops.aten.threshold_backward") <= ran
+    # Dynamo's graph is only read by AOTAutograd, not run.
+    assert not any(name.endswith(".dynamo.py") for name, _ in ran)
+    assert "#   primals_3: f32[4, 8]\n" in (dump / "__compiled_fn_1.aot_forward.py").read_text()
+
+
+@pytest.mark.needs_subprocess
+@pytest.mark.slow
+def test_inductor_training_stages_and_output_code_from_the_files(run_python, tmp_path, inductor_cache):
+    result = run_program(
+        run_python,
+        tmp_path,
+        MODULE,
+        '''
+        expected = net(x)
+        expected.sum().backward()
+        expected_grad = net.lin.weight.grad.clone()
+        net.zero_grad()
+        compiled = torch.compile(net)
+        with framescope.dump(DUMP):
+            out = compiled(x)
+            out.sum().backward()
+            net.zero_grad()
+            with LinesRun() as run:
+                out = compiled(x)
+                out.sum().backward()
+        report(close=torch.allclose(out, expected), close_grad=torch.allclose(net.lin.weight.grad, expected_grad),
+               lines=run.as_list())
+        ''',
+    )
+    dump, index = result["dump"], result["index"]
+    assert result["close"] and result["close_grad"]
+    graph = the_graph(index)
+    check_files(
+        dump,
+        graph,
+        ["dynamo", "pre_grad", "aot_joint", "aot_forward", "aot_backward", "post_grad", "inductor",
+         "post_grad_backward", "inductor_backward"],
+    )
+    assert graph["backend"] == "inductor"
+    assert graph["runs_from_file"] == ["inductor", "inductor_backward"]
+    ran = {tuple(item) for item in result["lines"]}
+    # Each wrapper's call() ran from its dumped copy: its first line and its kernel call.
+    for name in ("__compiled_fn_1.inductor.py", "__compiled_fn_1.inductor_backward.py"):
+        calls = lines_with(dump, name, "cpp_fused_") - lines_with(dump, name, "async_compile")
+        assert calls and calls <= ran, name
+    assert "def call(self, args):" in (dump / "__compiled_fn_1.inductor.py").read_text()
+    assert "# graph id" not in (dump / "__compiled_fn_1.pre_grad.py").read_text()
+
+
+# --------------------------------------------------------------------------- events
+
+BREAKS_AND_RECOMPILES = '''
+@torch.compile(backend="eager", dynamic=False)
+def f(x, mode, n, k):
+    if mode == "a":
+        y = x + 1
+    else:
+        y = x - 1
+    print("break one")
+    y = y * n
+    torch._dynamo.graph_break()
+    return y.sin() + k
+
+x = torch.randn(4)
+with framescope.dump(DUMP):
+    outs = [f(x, "a", 2, 1), f(x, "b", 2, 1), f(x, "b", 3, 1), f(x, "b", 3, 5)]
+expected = [((x + 1) * 2).sin() + 1, ((x - 1) * 2).sin() + 1, ((x - 1) * 3).sin() + 1, ((x - 1) * 3).sin() + 5]
+report(same=all(torch.allclose(a, b) for a, b in zip(outs, expected)),
+       files=sorted(os.listdir(DUMP)))
+'''
+
+
+@pytest.mark.needs_subprocess
+def test_graph_breaks_and_recompiles_name_the_user_lines(run_python, tmp_path):
+    result = run_program(run_python, tmp_path, BREAKS_AND_RECOMPILES)
+    index = result["index"]
+    assert result["same"]
+    first, second = "torch_dynamo_resume_in_f_at_%d" % program_line(tmp_path, 'print("break one")'), (
+        "torch_dynamo_resume_in_f_at_%d" % program_line(tmp_path, "graph_break()")
+    )
+    assert [frame["id"] for frame in index["frames"]] == ["f", first, second]
+    program = str(tmp_path / "prog.py")
+
+    breaks = index["graph_breaks"]
+    assert [(b["frame"], b["lineno"], b["source_line"], b["resume"]) for b in breaks] == [
+        ("f", program_line(tmp_path, 'print("break one")'), '    print("break one")', first),
+        (first, program_line(tmp_path, "graph_break()"), "    torch._dynamo.graph_break()", second),
+    ]
+    assert all(b["filename"] == program for b in breaks)
+    assert breaks[0]["reason"].startswith("Failed to trace builtin operator: ")
+    assert "`print`" in breaks[0]["reason"]
+    assert breaks[1]["reason"].startswith("Call to `torch._dynamo.graph_break()`")
+
+    recompiles = index["recompiles"]
+    assert [(r["frame"], r["entry"], r["reason"], r["lineno"], r["source_line"].strip()) for r in recompiles] == [
+        ("f", 1, "mode == 'a'", program_line(tmp_path, 'if mode == "a":'), 'if mode == "a":'),
+        (first, 1, "n == 2", program_line(tmp_path, "y = y * n"), "y = y * n"),
+        (second, 1, "k == 1", program_line(tmp_path, "return y.sin() + k"), "return y.sin() + k"),
+    ]
+    assert all(r["filename"] == program for r in recompiles)
+
+    # Per entry: the compile's time, the recompile's reason, and its graph.
+    entries = [entry for frame in index["frames"] for entry in frame["entries"]]
+    assert len(entries) == 6
+    assert all(isinstance(e["compile_time_s"], float) and e["compile_time_s"] > 0 for e in entries)
+    assert [e["recompile_reason"] for e in entries] == [None, "mode == 'a'", None, "n == 2", None, "k == 1"]
+    assert [e["op_count"] for e in entries] == [1, 1, 1, 1, 2, 2]
+    graph_names = sorted(name for e in entries for name in e["graphs"])
+    assert graph_names == sorted(g["name"] for g in index["graphs"])
+    for graph in index["graphs"]:
+        assert graph["name"] + ".dynamo.py" in result["files"]
+    assert index["warnings"] == []
+
+
+@pytest.mark.needs_subprocess
+def test_file_names_are_the_same_in_every_run(run_python, tmp_path):
+    runs = []
+    for name in ("one", "two"):
+        folder = tmp_path / name
+        folder.mkdir()
+        runs.append(run_program(run_python, folder, BREAKS_AND_RECOMPILES))
+    assert runs[0]["files"] == runs[1]["files"]
+    graph_files = [name for name in runs[0]["files"] if name.startswith("__compiled_fn_")]
+    assert len(graph_files) == 6
+    for name in graph_files:
+        # Dynamo's number stays, its uuid goes: __compiled_fn_<n>.dynamo.py
+        assert name.split(".")[0].rsplit("_", 1)[1].isdigit()
+        texts = [(run["dump"] / name).read_text() for run in runs]
+        assert texts[0] == texts[1].replace(str(tmp_path / "two"), str(tmp_path / "one"))
+
+
+# --------------------------------------------------------------------------- a real model
+
+GPT2 = '''
+from transformers import GPT2Config, GPT2LMHeadModel
+
+torch.manual_seed(0)
+# Random weights from a tiny config (nothing is downloaded); no dropout, so that training
+# steps compare exactly.
+config = GPT2Config(vocab_size=96, n_positions=32, n_embd=32, n_layer=2, n_head=2,
+                    bos_token_id=95, eos_token_id=95, resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0)
+model = GPT2LMHeadModel(config)
+ids = torch.randint(0, 96, (2, 12))
+
+def step(m):
+    model.zero_grad()
+    logits = m(ids).logits
+    logits.pow(2).mean().backward()
+    return logits.detach(), model.transformer.h[0].mlp.c_fc.weight.grad.clone()
+
+eager_logits, eager_grad = step(model)
+with torch.no_grad():
+    eager_eval = model(ids).logits
+'''
+
+
+@pytest.mark.needs_subprocess
+@pytest.mark.slow
+def test_small_gpt2_under_dump_matches_eager(run_python, tmp_path, inductor_cache):
+    pytest.importorskip("transformers")
+    result = run_program(
+        run_python,
+        tmp_path,
+        GPT2,
+        '''
+        # A training step through aot_eager, inference through Inductor.
+        with framescope.dump(DUMP):
+            with LinesRun() as run:
+                logits, grad = step(torch.compile(model, backend="aot_eager"))
+            with torch.no_grad():
+                inductor_eval = torch.compile(model)(ids).logits
+        report(
+            logits=(logits - eager_logits).abs().max().item(),
+            grad=(grad - eager_grad).abs().max().item(),
+            eval=(inductor_eval - eager_eval).abs().max().item(),
+            lines=run.as_list(),
+        )
+        ''',
+        timeout=400,
+    )
+    dump, index = result["dump"], result["index"]
+    assert result["logits"] < 1e-5 and result["grad"] < 1e-5 and result["eval"] < 1e-4
+    by_backend = {graph["backend"]: graph for graph in index["graphs"]}
+    assert sorted(by_backend) == ["aot_eager", "inductor"]
+    check_files(dump, by_backend["aot_eager"], ["dynamo", "aot_joint", "aot_forward", "aot_backward"])
+    check_files(dump, by_backend["inductor"], ["dynamo", "pre_grad", "aot_forward", "post_grad", "inductor"])
+    for graph in by_backend.values():
+        assert graph["nodes"] > 50 and graph["ops"] > 20
+        assert "i64[2, 12]" in graph["inputs"]
+    ran = {name for name, _ in result["lines"]}
+    name = by_backend["aot_eager"]["name"]
+    assert {name + ".aot_forward.py", name + ".aot_backward.py"} <= ran
+
+
+# --------------------------------------------------------------------------- no torch, parsing
+
+
+@pytest.mark.needs_subprocess
+def test_importing_the_modules_does_not_import_torch(run_python):
+    done = run_python(
+        "import sys\nimport framescope.dump.graphs, framescope.dump.events\nprint('torch' in sys.modules)"
+    )
+    assert done.stdout.strip() == "False"
+
+
+def test_shape_text():
+    assert graphs.shape_text(torch.zeros(4, 8)) == "f32[4, 8]"
+    assert graphs.shape_text(torch.tensor(3)) == "i64[]"
+    assert graphs.shape_text(torch.zeros(2, dtype=torch.bool)) == "b8[2]"
+    assert graphs.shape_text(torch.zeros(1, dtype=torch.bfloat16)) == "bf16[1]"
+    assert graphs.shape_text(3) == "int"
+    assert graphs.graph_file("__compiled_fn_3", "aot_forward") == "__compiled_fn_3.aot_forward.py"
+
+
+def test_parse_recompile_reason():
+    text = (
+        "1/0: n == 2                                                   # y = y * n  "
+        "# mp/fx/prog.py:19 in torch_dynamo_resume_in_f_at_18\nUser stack trace:\n"
+        '  File "/tmp/fx/prog.py", line 19, in torch_dynamo_resume_in_f_at_18\n    y = y * n'
+    )
+    assert events.parse_recompile_reason(text) == {"reason": "n == 2", "filename": "/tmp/fx/prog.py", "lineno": 19}
+    plain = events.parse_recompile_reason("0/0: tensor 'x' size mismatch at index 0. expected 4, actual 5")
+    assert plain == {"reason": "tensor 'x' size mismatch at index 0. expected 4, actual 5", "filename": None, "lineno": None}
+
+
+def test_parse_graph_break():
+    text = textwrap.dedent(
+        """\
+        Graph break in user code at /tmp/prog.py:18
+        Graph Break Reason: Encountered graph break when attempting to trace CALL: a function call, e.g. f(x, y):
+
+        Failed to trace builtin operator
+          Explanation: Dynamo does not know how to trace builtin operator `print`
+          Hint: Avoid calling builtin `print`.
+
+        User code traceback:
+          File "/tmp/prog.py", line 18, in f
+            print("break one")
+
+        Traceback (most recent call last):
+          File "/torch/_dynamo/symbolic_convert.py", line 1076, in wrapper
+        """
+    )
+    assert events.parse_graph_break(text) == {
+        "reason": "Failed to trace builtin operator: Dynamo does not know how to trace builtin operator `print`",
+        "filename": "/tmp/prog.py",
+        "lineno": 18,
+    }
