@@ -4,13 +4,14 @@ The program's stdout is left to it alone: progress lines and the summary go to s
 """
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import runpy
 import sys
 import traceback
 from types import TracebackType
-from typing import Any, Dict, List, Optional, TextIO
+from typing import Any, Dict, Iterator, List, Optional, TextIO
 
 from framescope.report.index import DumpError, load_dump
 from framescope.report.pages import write_report
@@ -63,23 +64,24 @@ def run_program(program: List[str], module: bool, out: str, report: bool = True)
 
     stderr = sys.stderr
     progress = Progress(stderr)
-    try:
-        dumping = framescope.dump(out, on_event=progress)
-        session = dumping.__enter__()
-    except Exception as err:  # e.g. a torch version the dump does not support
-        stderr.write("framescope: error: cannot start the dump: %s\n" % " ".join(str(err).split()))
-        return 2
-    try:
-        status = run_as_main(program, module)
-    finally:
-        sys.stdout.flush()
+    # sys.argv is the program's from the start: the dump records it.
+    with as_main(program, module):
         try:
-            dumping.__exit__(None, None, None)
-        except Exception as err:  # the program's own outcome still counts
-            stderr.write("framescope: error: finishing the dump failed: %s\n" % " ".join(str(err).split()))
-            status = status or 1
-    folder = str(session.directory)
-    print_summary(folder, report, stderr)
+            dumping = framescope.dump(out, on_event=progress)
+            session = dumping.__enter__()
+        except Exception as err:  # e.g. a torch version the dump does not support
+            stderr.write("framescope: error: cannot start the dump: %s\n" % " ".join(str(err).split()))
+            return 2
+        try:
+            status = run_main(program, module)
+        finally:
+            sys.stdout.flush()
+            try:
+                dumping.__exit__(None, None, None)
+            except Exception as err:  # the program's own outcome still counts
+                stderr.write("framescope: error: finishing the dump failed: %s\n" % " ".join(str(err).split()))
+                status = status or 1
+    print_summary(str(session.directory), report, stderr)
     return status
 
 
@@ -99,20 +101,37 @@ def print_summary(folder: str, report: bool, stream: TextIO) -> None:
     stream.flush()
 
 
-def run_as_main(program: List[str], module: bool) -> int:
-    """Run a script or module as ``__main__`` with ``python``'s sys.argv and sys.path[0]."""
-    saved_argv, saved_path0 = sys.argv[:], sys.path[0] if sys.path else None
+@contextlib.contextmanager
+def as_main(program: List[str], module: bool) -> Iterator[None]:
+    """``sys.argv`` and ``sys.path[0]`` as ``python`` sets them for the program; restored after."""
+    saved_argv, saved_path0, saved_cwd = sys.argv[:], sys.path[0] if sys.path else None, os.getcwd()
+    if module:
+        spec = importlib.util.find_spec(program[0])
+        sys.argv = [(spec.origin if spec else None) or program[0]] + program[1:]
+        set_path0(os.getcwd())  # what python -m puts first
+    else:
+        sys.argv = list(program)
+        set_path0(os.path.dirname(os.path.abspath(program[0])))
+    try:
+        yield
+    finally:
+        sys.argv = saved_argv
+        if saved_path0 is not None:
+            set_path0(saved_path0)
+        try:
+            os.chdir(saved_cwd)  # the summary's relative paths are relative to where run started
+        except OSError:
+            pass
+
+
+def run_main(program: List[str], module: bool) -> int:
+    """Run a script or module as ``__main__``; return the exit status ``python`` would give."""
     try:
         if module:
-            spec = importlib.util.find_spec(program[0])
-            sys.argv = [(spec.origin if spec else None) or program[0]] + program[1:]
-            set_path0(os.getcwd())  # what python -m puts first
             runpy.run_module(program[0], run_name="__main__", alter_sys=True)
         else:
-            sys.argv = list(program)
-            script = os.path.abspath(program[0])  # python makes __main__.__file__ absolute too (3.9+)
-            set_path0(os.path.dirname(script))
-            runpy.run_path(script, run_name="__main__")
+            # python makes __main__.__file__ absolute too (3.9+).
+            runpy.run_path(os.path.abspath(program[0]), run_name="__main__")
         return 0
     except SystemExit as exc:
         return exit_status(exc.code)
@@ -122,10 +141,6 @@ def run_as_main(program: List[str], module: bool) -> int:
     except BaseException as exc:
         print_exception(exc)
         return 1
-    finally:
-        sys.argv = saved_argv
-        if saved_path0 is not None:
-            set_path0(saved_path0)
 
 
 def set_path0(path: str) -> None:
