@@ -432,12 +432,13 @@ _TRACE_CONTEXT_KEYS = frozenset(
 
 
 def hook_backend_calls(
-    hook: Callable[[Any, List[Any], Callable[..., Any], Callable[[], Any]], Any]
+    hook: Callable[[Any, List[Any], Callable[..., Any], Optional[types.CodeType], Callable[[], Any]], Any]
 ) -> Removable:
-    """Route every Dynamo backend call through ``hook(gm, example_inputs, backend, call)``.
+    """Route every Dynamo backend call through ``hook(gm, example_inputs, backend, code, call)``.
 
-    ``call()`` runs the backend as torch would and returns the compiled function; the hook
-    returns what Dynamo gets (usually ``call()``'s result).
+    ``code`` is the code object of the frame being compiled (None if unknown); ``call()``
+    runs the backend as torch would and returns the compiled function; the hook returns what
+    Dynamo gets (usually ``call()``'s result).
     """
     load()
     from torch._dynamo.output_graph import OutputGraph
@@ -445,7 +446,14 @@ def hook_backend_calls(
     original = OutputGraph.__dict__["call_user_compiler"]
 
     def call_user_compiler(self: Any, gm: Any, example_inputs: List[Any]) -> Any:
-        return hook(gm, example_inputs, self.compiler_fn, lambda: original(self, gm, example_inputs))
+        code = getattr(getattr(self, "root_tx", None), "f_code", None)
+        return hook(
+            gm,
+            example_inputs,
+            self.compiler_fn,
+            code if isinstance(code, types.CodeType) else None,
+            lambda: original(self, gm, example_inputs),
+        )
 
     call_user_compiler.__wrapped__ = original  # type: ignore[attr-defined]
     OutputGraph.call_user_compiler = call_user_compiler

@@ -163,6 +163,10 @@ def test_eager_graph_file_runs_and_shows_shapes(run_python, tmp_path):
     assert (graph["nodes"], graph["ops"]) == (7, 3)  # 3 inputs, linear, relu, mul, output
     assert graph["runs_from_file"] == ["dynamo"]
     text = (dump / "__compiled_fn_1.dynamo.py").read_text()
+    assert text.splitlines()[1] == "# Backend eager; compile 0/0 of forward (%s:%d)." % (
+        tmp_path / "prog.py",
+        program_line(tmp_path, "def forward(self, x):"),
+    )
     # The user's name for each input, its shape, and Dynamo's name for it.
     assert "#   x              : f32[4, 8]     L_x_\n" in text
     assert "#   self.lin.weight: f32[3, 8]     L_self_modules_lin_parameters_weight_\n" in text

@@ -113,6 +113,8 @@ class _Graph:
         self.files: Dict[str, str] = {}
         #: Stages whose code runs from the dumped file.
         self.runs: List[str] = []
+        #: The compiled function and where it is: ``f (/abs/prog.py:8)``; None if unknown.
+        self.source: Optional[str] = None
 
     def record(self) -> Dict[str, Any]:
         """The graph's entry in index.json ``graphs`` (frame/entry come from compile_id)."""
@@ -173,13 +175,20 @@ class GraphDumper:
     # ------------------------------------------------------------------ Dynamo's graph
 
     def _backend_call(
-        self, gm: Any, example_inputs: List[Any], backend: object, call: Callable[[], Any]
+        self,
+        gm: Any,
+        example_inputs: List[Any],
+        backend: object,
+        code: Optional[types.CodeType],
+        call: Callable[[], Any],
     ) -> Any:
         if not self.active:
             return call()
         graph = None
         try:
             graph = self._new_graph(gm, example_inputs, backend)
+            if code is not None:
+                graph.source = "%s (%s:%d)" % (code.co_name, code.co_filename, code.co_firstlineno)
             self._write_module(graph, "dynamo", gm, example_inputs, run=True)
         except Exception as exc:  # framescope's own failure must not stop the compile
             self._warn("could not dump the graph %s: %s" % (getattr(graph, "name", "?"), exc))
@@ -335,7 +344,7 @@ class GraphDumper:
     def _header(self, graph: _Graph, stage: str, inputs: Optional[List[Tuple[str, str, Optional[str]]]]) -> str:
         lines = [
             "# %s: %s." % (graph.name, _STAGE_TITLES.get(stage, stage)),
-            "# Backend %s, frame compile %s." % (graph.backend, graph.compile_id or "?"),
+            "# Backend %s; compile %s of %s." % (graph.backend, graph.compile_id or "?", graph.source or "?"),
         ]
         if inputs:
             # The user's name for each input where Dynamo knows it, then the graph's own.
