@@ -118,3 +118,12 @@ def test_report_of_a_missing_folder(tmp_path):
     result = run("report", str(tmp_path / "nowhere"))
     assert result.returncode == 2 and result.stderr.count("\n") == 1 and "does not exist" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_run_takes_a_final_out_unless_given_before_the_script():
+    from framescope.cli import trailing_out
+
+    assert trailing_out(["prog.py", "a", "--out", "d"], None) == (["prog.py", "a"], "d")
+    assert trailing_out(["prog.py", "--out=d"], None) == (["prog.py"], "d")
+    assert trailing_out(["prog.py", "a", "--out", "x"], "d") == (["prog.py", "a", "--out", "x"], "d")
+    assert trailing_out(["prog.py", "a"], None) == (["prog.py", "a"], "framescope_dump")

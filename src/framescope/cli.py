@@ -11,7 +11,7 @@ import os
 import subprocess
 import sys
 from types import CodeType
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 from framescope import __version__
 from framescope.errors import DecompilationError
@@ -50,9 +50,10 @@ def main(argv: Optional[List[str]] = None) -> int:
                     "recompile with the failed guard and the user's line, each graph break with its reason "
                     "and place, graph sizes, compile times. Progress lines and the summary go to stderr, so "
                     "the program's stdout stays its own. Options go before the script: everything after it "
-                    "is the program's. The HTML report is written to DIR/report.",
+                    "is the program's, except a final --out DIR when no --out came before the script "
+                    "(framescope run script.py args --out DIR). The HTML report is written to DIR/report.",
         epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    run.add_argument("--out", default="framescope_dump", metavar="DIR",
+    run.add_argument("--out", default=None, metavar="DIR",
                      help="dump folder (default framescope_dump)")
     run.add_argument("--no-report", dest="report", action="store_false", help="do not write the HTML report")
     run.add_argument("-m", dest="module", action="store_true", help="run a module, like python -m")
@@ -70,11 +71,22 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.command == "decompile":
         return decompile_command(args.target, args.indent)
     if args.command == "run":
-        return run_command(args.program, args.module, args.out, args.report)
+        program, out = trailing_out(args.program, args.out)
+        return run_command(program, args.module, out, args.report)
     if args.command == "report":
         return report_command(args.dump, args.out)
     parser.print_help()
     return BAD_INPUT
+
+
+def trailing_out(program: List[str], out: Optional[str]) -> Tuple[List[str], str]:
+    """The program's arguments and the dump folder: a final ``--out DIR`` is framescope's when
+    no ``--out`` came before the script."""
+    if out is None and len(program) >= 3 and program[-2] == "--out":
+        return program[:-2], program[-1]
+    if out is None and len(program) >= 2 and program[-1].startswith("--out="):
+        return program[:-1], program[-1][len("--out="):]
+    return program, out or "framescope_dump"
 
 
 def error(message: str) -> int:
