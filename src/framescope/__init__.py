@@ -6,7 +6,7 @@ from framescope.errors import DecompilationError
 
 __version__ = "0.1.0"
 
-__all__ = ["DecompilationError", "__version__", "decompile", "dump", "prepare_debug"]
+__all__ = ["DecompilationError", "__version__", "debug", "decompile", "dump", "prepare_debug"]
 
 
 def decompile(obj: object, *, indent: int = 4, verify: bool = True) -> str:
@@ -33,4 +33,8 @@ def __getattr__(name: str) -> object:
         from framescope.dump import prepare_debug
 
         return prepare_debug
+    if name == "debug":
+        from framescope.debugging import debug
+
+        return debug
     raise AttributeError("module 'framescope' has no attribute %r" % name)

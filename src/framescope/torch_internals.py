@@ -590,3 +590,32 @@ def no_compile_caches() -> Any:
                 yield
 
     return patched()
+
+
+# --------------------------------------------------------------------------- framescope.debug
+#
+# A debugger's own Python code runs inside compiled code whenever it stops there: the trace
+# function and everything it calls (pdb's prompt, debugpy's variable views) start frames on
+# a thread where torch.compile's frame hook is still installed. torch.compile then compiles
+# the debugger's functions, which costs time, shifts the numbers of later graphs
+# (``__compiled_fn_<n>``) and puts the debugger into a dump. A code object marked
+# SKIP/SKIP runs plainly and so does everything it calls.
+
+
+def mark_skip_all(code: types.CodeType) -> None:
+    """Make frames of ``code``, and every frame they call, run without torch.compile's hook."""
+    t = load()
+    t.c.set_code_exec_strategy(code, t.Strategy(t.Action.SKIP, t.Action.SKIP))
+
+
+def on_compile_end(callback: Callable[[], None]) -> Removable:
+    """Call ``callback()`` when torch.compile has finished compiling a frame (outermost
+    compiles only): after its bytecode hooks ran, before the new code first runs."""
+    load()
+    from torch._dynamo.callback import callback_handler
+
+    def end(args: object) -> None:
+        callback()
+
+    callback_handler.register_end_callback(end)
+    return Removable(lambda: callback_handler.remove_end_callback(end))
