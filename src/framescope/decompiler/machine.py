@@ -24,14 +24,14 @@ import ast
 import copy
 import inspect
 from types import CodeType
-from typing import Any, Dict, Iterator, List, Optional, Set, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Set, Tuple
 
 from framescope.decompiler import values as v
 from framescope.decompiler.function import nested
 from framescope.decompiler.instructions import POP_JUMPS, Instr
 from framescope.decompiler.opcodes import canonical_instructions
 from framescope.decompiler.signature import arguments
-from framescope.decompiler.simulate import Simulator, State, as_store, const_expr, name
+from framescope.decompiler.simulate import Simulator, State, as_store, const_expr, make_slice, name
 from framescope.decompiler.unparse import unparse
 from framescope.errors import DecompilationError
 
@@ -81,28 +81,51 @@ def decompile_transformed(code: CodeType, *, indent: int = 4) -> str:
 # --------------------------------------------------------------------------- what may wait
 
 
-def is_pure(node: Any) -> bool:
+def is_pure(node: Any, frozen: Set[str] = frozenset()) -> bool:
     """Whether evaluating ``node`` later, or twice, cannot change what the program does.
 
-    Names, constants, and displays and slices of them. Subscripting a graph's output with a
-    constant is pure too: torch.compile's graphs return plain lists and tuples.
+    Names, constants, and tuples and slices of them. Not list displays (each evaluation makes
+    another list) nor ``*x`` (it reads what ``x`` holds now, unless ``x`` is a temporary list
+    made for it, see `MachineSimulator.spill`). A constant subscript of a name in ``frozen``
+    too: see `frozen_outputs`.
     """
     if isinstance(node, (ast.Name, ast.Constant, v.Marker)):
         return True
-    if isinstance(node, (ast.Tuple, ast.List)):
-        return all(is_pure(x) for x in node.elts)
+    if isinstance(node, ast.Tuple):
+        return all(is_pure(x, frozen) for x in node.elts)
     if isinstance(node, ast.Slice):
-        return all(x is None or is_pure(x) for x in (node.lower, node.upper, node.step))
+        return all(x is None or is_pure(x, frozen) for x in (node.lower, node.upper, node.step))
     if isinstance(node, ast.Subscript):
         base = node.value
-        return (isinstance(base, ast.Name) and base.id.startswith("graph_out_")
-                and isinstance(node.slice, ast.Constant))
+        return isinstance(base, ast.Name) and base.id in frozen and isinstance(node.slice, ast.Constant)
+    if isinstance(node, ast.Starred):
+        return getattr(node, "_framescope_fixed", False)  # ``*t`` of a temporary nobody changes
     return False
 
 
-def waits_impure(value: Any) -> bool:
-    """Whether a waiting value must be spilled before effects (lists built here wait as lists)."""
-    return not isinstance(value, NewList) and not is_pure(value)
+def frozen_outputs(instrs: List[Instr]) -> Set[str]:
+    """Locals named ``graph_out_*`` that hold a call's result and are only ever read as ``name[k]``.
+
+    torch.compile stores what a compiled graph returns (a new tuple or list that nothing else
+    holds) in such a local and reads items out of it: reading an item later reads the same
+    value, so ``graph_out_0[0]`` may wait like a name. Any other use and the local is ordinary.
+    """
+    names = {ins.arg for ins in instrs
+             if ins.op in ("LOAD_FAST", "STORE_FAST") and str(ins.arg).startswith("graph_out_")}
+    for i, ins in enumerate(instrs):
+        if ins.arg not in names:
+            continue
+        if ins.op == "LOAD_FAST":
+            after = instrs[i + 1:i + 3]
+            if not (len(after) == 2 and after[0].op == "LOAD_CONST" and type(after[0].arg) is int
+                    and after[1].op == "BINARY_SUBSCR"):
+                names.discard(ins.arg)
+        elif ins.op == "STORE_FAST":
+            if i == 0 or instrs[i - 1].op not in ("CALL", "CALL_KW", "CALL_FUNCTION_EX"):
+                names.discard(ins.arg)
+        elif ins.op != "DELETE_FAST":
+            names.discard(ins.arg)
+    return names
 
 
 def names_read(node: Any) -> Set[str]:
@@ -129,15 +152,6 @@ def names_written(stmt: ast.stmt) -> Set[str]:
     return written
 
 
-def has_effects(stmt: ast.stmt) -> bool:
-    """Whether running ``stmt`` may do more than bind or unbind local names."""
-    if isinstance(stmt, ast.Delete):
-        return not all(isinstance(t, ast.Name) for t in stmt.targets)
-    if isinstance(stmt, ast.Assign):
-        return not (all(isinstance(t, ast.Name) for t in stmt.targets) and is_pure(stmt.value))
-    return True
-
-
 def constant_index(node: Any) -> Optional[int]:
     if isinstance(node, ast.Constant) and type(node.value) is int:
         return node.value
@@ -147,37 +161,91 @@ def constant_index(node: Any) -> Optional[int]:
     return None
 
 
+def constant_bound(node: Any) -> Tuple[bool, Optional[int]]:
+    """(whether ``node`` is a constant slice bound, the bound): an int constant or None."""
+    if node is None or (isinstance(node, ast.Constant) and node.value is None):
+        return True, None
+    index = constant_index(node)
+    return index is not None, index
+
+
 def constant_slice(node: Any) -> Optional[slice]:
-    """A ``slice`` for a slice node whose bounds are int constants or None."""
+    """A ``slice`` for a slice node whose bounds are int constants or None, step 1."""
     if not isinstance(node, ast.Slice):
         return None
-    parts = []
-    for part in (node.lower, node.upper, node.step):
-        if part is None or (isinstance(part, ast.Constant) and part.value is None):
-            parts.append(None)
-            continue
-        index = constant_index(part)
-        if index is None:
-            return None
-        parts.append(index)
-    if parts[2] is not None and parts[2] != 1:
+    parts = [constant_bound(part) for part in (node.lower, node.upper, node.step)]
+    if not all(known for known, _ in parts) or parts[2][1] not in (None, 1):
         return None
-    return slice(parts[0], parts[1])
+    return slice(parts[0][1], parts[1][1])
+
+
+def assign(ident: str, value: ast.expr) -> ast.Assign:
+    return ast.Assign(targets=[name(ident, True)], value=value, type_comment=None)
 
 
 # --------------------------------------------------------------------------- the simulator
 
 
 class MachineSimulator(Simulator):
-    """`Simulator` with spilling and `NewList`s, for code with no source shape."""
+    """`Simulator` with spilling and `NewList`s, for code with no source shape.
 
-    def __init__(self, code: CodeType) -> None:
+    It keeps one invariant: every *impure* waiting value (one with effects of its own, see
+    `is_pure`) waits in exactly one place, and walking the stack from the bottom, a list
+    built here at its first place, meets them in the order the bytecode computed them
+    (`pending`). Then a statement may run once every impure waiting value is spilled
+    (`emit`), and a value popped from the top was computed after everything still waiting.
+    Operations that only move values at decompile time (`rearrange`: shuffles, copies,
+    ``UNPACK_SEQUENCE`` and subscripts of lists built here...) check that they keep it, and
+    spill from the earliest impure value until they do.
+    """
+
+    def __init__(self, code: CodeType, frozen: Set[str] = frozenset()) -> None:
         super().__init__(code, self.nested_value)
+        #: Locals whose constant subscripts are pure (`frozen_outputs`).
+        self.frozen = frozen
         #: Names the code already uses; temporaries avoid them.
         self.taken = set(code.co_varnames) | set(code.co_names) | set(code.co_cellvars) | set(code.co_freevars)
         self.counter = 0
 
-    # -- temporaries ------------------------------------------------------------------------------
+    # -- what waits -------------------------------------------------------------------------------
+    def pure(self, value: Any) -> bool:
+        return is_pure(value, self.frozen)
+
+    def impure(self, value: Any) -> bool:
+        """Whether a waiting value has effects of its own (a list built here waits as its items)."""
+        return not isinstance(value, NewList) and not is_pure(value, self.frozen)
+
+    def pending(self, state: State) -> Iterator[Tuple[Optional[NewList], int, Any]]:
+        """Every waiting value in bytecode order: (the list it waits in or None for the stack, index, value)."""
+        seen: Set[int] = set()
+
+        def walk(owner: Optional[NewList], container: list) -> Iterator[Tuple[Optional[NewList], int, Any]]:
+            for index, value in enumerate(container):
+                yield owner, index, value
+                if isinstance(value, NewList) and id(value) not in seen:
+                    seen.add(id(value))
+                    yield from walk(value, value.items)
+
+        yield from walk(None, state.stack)
+
+    def impure_ids(self, state: State) -> List[int]:
+        return [id(x) for _, _, x in self.pending(state) if self.impure(x)]
+
+    def inside(self, value: NewList) -> List[Any]:
+        """The values in ``value`` and in the lists in it, in order."""
+        return [x for _, _, x in self.pending(State([value]))][1:]
+
+    def replace(self, state: State, old: Any, new: Any) -> None:
+        """Put ``new`` wherever ``old`` (the same object) waits."""
+        for owner, index, value in list(self.pending(state)):
+            if value is old:
+                (owner.items if owner is not None else state.stack)[index] = new
+
+    def count(self, state: State, obj: Any) -> int:
+        """How many times ``obj`` waits, on the stack or in a waiting list."""
+        return sum(1 for _, _, value in self.pending(state) if value is obj)
+
+    # -- spilling ---------------------------------------------------------------------------------
     def temp(self) -> str:
         while True:
             candidate = "__stack_%d" % self.counter
@@ -186,73 +254,39 @@ class MachineSimulator(Simulator):
                 self.taken.add(candidate)
                 return candidate
 
-    def pending(self, state: State) -> Iterator[Tuple[list, int, Any]]:
-        """Every waiting value, in the order the bytecode computed it: (container, index, value)."""
-        seen: Set[int] = set()
-
-        def walk(container: list) -> Iterator[Tuple[list, int, Any]]:
-            for index, value in enumerate(container):
-                yield container, index, value
-                if isinstance(value, NewList) and id(value) not in seen:
-                    seen.add(id(value))
-                    yield from walk(value.items)
-
-        yield from walk(state.stack)
-
-    def replace(self, state: State, old: Any, new: Any) -> None:
-        """Put ``new`` wherever ``old`` (the same object) waits."""
-        seen: Set[int] = set()
-
-        def walk(container: list) -> None:
-            for index, value in enumerate(container):
-                if value is old:
-                    container[index] = new
-                elif isinstance(value, NewList) and id(value) not in seen:
-                    seen.add(id(value))
-                    walk(value.items)
-
-        walk(state.stack)
-
-    def count(self, state: State, obj: Any) -> int:
-        """How many times ``obj`` waits, on the stack or in a waiting list."""
-        seen: Set[int] = set()
-        total = 0
-
-        def walk(container: list) -> None:
-            nonlocal total
-            for value in container:
-                if value is obj:
-                    total += 1
-                if isinstance(value, NewList) and id(value) not in seen:
-                    seen.add(id(value))
-                    walk(value.items)
-
-        walk(state.stack)
-        return total
-
-    def spill(self, state: State, value: Any, target: Optional[str] = None) -> ast.Name:
-        """Evaluate ``value`` now into a temporary (or ``target``); it waits as that name from now on.
-
-        Impure values computed before it are spilled first, so the order stays the bytecode's.
+    def spill(self, state: State, value: Any, target: Optional[str] = None) -> Any:
+        """Evaluate ``value`` (waiting somewhere) now into a temporary, or ``target``; it waits as
+        that name from now on. Impure values computed before it are spilled first.
         """
+        if target is not None and any(target in names_read(x) for _, _, x in self.pending(state) if x is not value):
+            # Waiting values read the old ``target``: they are spilled before it changes.
+            temp = self.spill(state, value)
+            self.emit(state, assign(target, temp))
+            return temp
         self.spill_before(state, value)
         ident = target or self.temp()
+        result: Any = name(ident)
         if isinstance(value, NewList):
-            node: ast.expr = ast.List(elts=[self.expr_of(state, x) for x in value.items], ctx=ast.Load())
+            node: ast.expr = self.display(state, value)
+        elif isinstance(value, ast.Starred):
+            # ``*x`` in a list built here reads x now: into a list of its own, which then waits
+            # as ``*temporary``. The list itself keeps waiting.
+            node = ast.List(elts=[value], ctx=ast.Load())
+            result = ast.Starred(value=result, ctx=ast.Load())
+            result._framescope_fixed = True
         else:
-            node = self.expr_of(state, value)
-        state.stmts.append(ast.Assign(targets=[name(ident, True)], value=node, type_comment=None))
-        result = name(ident)
+            node = self.expr(value)
+        state.stmts.append(assign(ident, node))
         self.replace(state, value, result)
         return result
 
     def spill_before(self, state: State, stop: Any) -> None:
         """Spill every impure waiting value computed before ``stop``."""
         while True:
-            for container, index, value in self.pending(state):
+            for _, _, value in self.pending(state):
                 if value is stop:
                     return
-                if waits_impure(value):
+                if self.impure(value):
                     self.spill(state, value)
                     break
             else:
@@ -261,24 +295,47 @@ class MachineSimulator(Simulator):
     def spill_impure(self, state: State) -> None:
         """Spill every impure waiting value."""
         while True:
-            for container, index, value in self.pending(state):
-                if waits_impure(value):
+            for _, _, value in self.pending(state):
+                if self.impure(value):
                     self.spill(state, value)
                     break
             else:
                 return
 
+    def spill_first(self, state: State) -> bool:
+        """Spill the earliest impure waiting value; False if there is none."""
+        for _, _, value in self.pending(state):
+            if self.impure(value):
+                self.spill(state, value)
+                return True
+        return False
+
     def emit(self, state: State, stmt: ast.stmt) -> None:
-        effects = has_effects(stmt)
+        """Append ``stmt``, which runs after everything waiting was computed."""
+        effects = has_effects(stmt, self.frozen)
         written = names_written(stmt)
         while True:
-            for container, index, value in self.pending(state):
-                if (effects and waits_impure(value)) or (written and names_read(value) & written):
+            for _, _, value in self.pending(state):
+                if (effects and self.impure(value)) or (written and names_read(value) & written):
                     self.spill(state, value)
                     break
             else:
                 break
         state.stmts.append(stmt)
+
+    def rearrange(self, state: State, apply: Callable[[], None], undo: Callable[[], None]) -> None:
+        """Run ``apply``, a change of the stack or of lists built here that emits no code, if every
+        impure waiting value still waits once and in the same order after it; if not, ``undo`` it,
+        spill the earliest impure value, and try again.
+        """
+        while True:
+            before = self.impure_ids(state)
+            apply()
+            if self.impure_ids(state) == before:
+                return
+            undo()
+            if not self.spill_first(state):
+                raise DecompilationError("values reordered")  # unreachable: nothing impure waits
 
     # -- values -----------------------------------------------------------------------------------
     def nested_value(self, func: v.Function, target: Any = None, iterator: Optional[v.Iterator] = None) -> Any:
@@ -288,19 +345,44 @@ class MachineSimulator(Simulator):
 
     def expr(self, value: Any) -> ast.expr:
         if isinstance(value, NewList):
-            return ast.List(elts=[self.expr(x) for x in value.items], ctx=ast.Load())
+            # Every use of a list built here goes through `settle`; one that does not is a gap.
+            raise DecompilationError("list built here used where it is not tracked")
         return super().expr(value)
 
+    def display(self, state: State, value: NewList) -> ast.List:
+        """A waiting list built here as a display; lists in it that also wait elsewhere are named first."""
+        while True:
+            shared = next((x for x in self.inside(value) if isinstance(x, NewList) and self.count(state, x) > 1),
+                          None)
+            if shared is None:
+                return self.build(value)
+            self.spill(state, shared)
+
+    def build(self, value: NewList) -> ast.List:
+        return ast.List(elts=[self.build(x) if isinstance(x, NewList) else self.expr(x) for x in value.items],
+                        ctx=ast.Load())
+
+    def settle(self, state: State, n: int) -> None:
+        """The top ``n`` values are about to be used by one instruction: lists built here among
+        them become displays, or names where they also wait elsewhere."""
+        if len(state.stack) < n:
+            raise DecompilationError("stack underflow")
+        for i in range(len(state.stack) - n, len(state.stack)):
+            value = state.stack[i]
+            if isinstance(value, NewList):
+                if self.count(state, value) > 1:
+                    self.spill(state, value)
+                else:
+                    state.stack[i] = self.display(state, value)
+
     def expr_of(self, state: State, value: Any) -> ast.expr:
-        """``value`` as an expression, once it has left the stack."""
-        if isinstance(value, NewList):
-            if self.count(state, value):
-                # Still reachable elsewhere: make it a real list, under a name.
-                return self.spill(state, value)
-            return ast.List(elts=[self.expr_of(state, x) for x in value.items], ctx=ast.Load())
+        """``value``, which has just left the top of the stack, as an expression."""
+        state.push(value)
+        self.settle(state, 1)
+        value = state.pop()
         if isinstance(value, v.Function):
             return self.define(state, value)
-        return super().expr(value)
+        return self.expr(value)
 
     def pop_expr(self, state: State) -> ast.expr:
         return self.expr_of(state, state.pop())
@@ -313,19 +395,68 @@ class MachineSimulator(Simulator):
         self.emit(state, nested(func, name(ident, True)))
         return name(ident)
 
+    # -- instructions that use their operands as expressions ---------------------------------------
+    def op_CALL(self, ins: Instr, state: State) -> None:
+        argc, _, slots = ins.arg
+        self.settle(state, argc + slots)
+        super().op_CALL(ins, state)
+
+    def op_CALL_KW(self, ins: Instr, state: State) -> None:
+        argc, slots = ins.arg
+        self.settle(state, argc + slots + 1)
+        super().op_CALL_KW(ins, state)
+
+    def op_CALL_FUNCTION_EX(self, ins: Instr, state: State) -> None:
+        # ``f(*[a, b])`` is ``f(a, b)``: the simulator spells a list display's items as arguments.
+        self.settle(state, 2 if ins.arg[0] is not False else 1)
+        super().op_CALL_FUNCTION_EX(ins, state)
+
+    def op_BUILD_TUPLE(self, ins: Instr, state: State) -> None:
+        self.settle(state, ins.arg)
+        super().op_BUILD_TUPLE(ins, state)
+
+    def op_BUILD_SET(self, ins: Instr, state: State) -> None:
+        self.settle(state, ins.arg)
+        super().op_BUILD_SET(ins, state)
+
+    def op_BUILD_MAP(self, ins: Instr, state: State) -> None:
+        self.settle(state, 2 * ins.arg)
+        super().op_BUILD_MAP(ins, state)
+
+    def op_BUILD_CONST_KEY_MAP(self, ins: Instr, state: State) -> None:
+        self.settle(state, ins.arg + 1)
+        super().op_BUILD_CONST_KEY_MAP(ins, state)
+
+    def op_BUILD_STRING(self, ins: Instr, state: State) -> None:
+        self.settle(state, ins.arg)
+        super().op_BUILD_STRING(ins, state)
+
+    def op_BUILD_SLICE(self, ins: Instr, state: State) -> None:
+        self.settle(state, ins.arg)
+        super().op_BUILD_SLICE(ins, state)
+
+    def op_BUILD_UNPACK(self, ins: Instr, state: State) -> None:
+        self.settle(state, ins.arg[1])
+        super().op_BUILD_UNPACK(ins, state)
+
+    def op_RAISE_VARARGS(self, ins: Instr, state: State) -> None:
+        self.settle(state, ins.arg)
+        super().op_RAISE_VARARGS(ins, state)
+
     # -- statements -------------------------------------------------------------------------------
     def op_POP_TOP(self, ins: Instr, state: State) -> None:
         self.discard(state, state.pop())
 
     def discard(self, state: State, value: Any) -> None:
+        """``value`` left the top of the stack unused: evaluate what it has of effects."""
         if isinstance(value, NewList):
             if not self.count(state, value):
                 for item in value.items:
                     self.discard(state, item)
             return
-        if isinstance(value, v.Marker) or is_pure(value):
+        if isinstance(value, v.Marker) or self.pure(value):
             return
-        self.emit(state, ast.Expr(value=value))
+        self.emit(state, ast.Expr(value=unstarred(self.expr(value))))
 
     def store(self, state: State, target: ast.expr) -> None:
         value = state.pop()
@@ -338,12 +469,11 @@ class MachineSimulator(Simulator):
             self.emit(state, nested(value, target))
             return
         if isinstance(value, NewList) and isinstance(target, ast.Name) and self.count(state, value):
-            self.spill(state, value, target.id)
+            self.spill(state, value, target.id)  # every place it waits reads the name from now on
             return
         if isinstance(value, v.Marker) and not isinstance(value, v.Function):
             raise DecompilationError("%s stored" % type(value).__name__)
-        self.emit(state, ast.Assign(targets=[as_store(target)], value=self.expr_of(state, value),
-                                    type_comment=None))
+        self.emit(state, ast.Assign(targets=[as_store(target)], value=self.expr_of(state, value), type_comment=None))
 
     def op_DELETE_FAST(self, ins: Instr, state: State) -> None:
         self.emit(state, ast.Delete(targets=[ast.Name(id=ins.arg, ctx=ast.Del())]))
@@ -352,101 +482,116 @@ class MachineSimulator(Simulator):
 
     def op_RETURN_VALUE(self, ins: Instr, state: State) -> None:
         value = self.pop_expr(state)
-        self.emit(state, ast.Return(value=value))
+        # What is left on the stack was computed before the value and is never used.
+        for _, _, waiting in list(self.pending(state)):
+            if self.impure(waiting):
+                state.stmts.append(ast.Expr(value=unstarred(self.expr(waiting))))
+        del state.stack[:]
+        state.stmts.append(ast.Return(value=value))
 
     # -- stack shuffles ---------------------------------------------------------------------------
     def op_COPY(self, ins: Instr, state: State) -> None:
         if len(state.stack) < ins.arg:
             raise DecompilationError("stack underflow")
-        value = state.stack[-ins.arg]
-        if not isinstance(value, NewList) and not is_pure(value):
-            value = self.spill(state, value)
-        state.push(value)
+        self.rearrange(state, lambda: state.push(state.stack[-ins.arg]), state.pop)
 
     def copy_to_name(self, state: State, ident: str) -> None:
         """``COPY 1`` + ``STORE_FAST name``: evaluate the value into ``name`` and keep using it."""
         value = state.stack[-1]
-        above_reads = False
-        for container, index, item in self.pending(state):
-            if item is not value and ident in names_read(item):
-                above_reads = True
-        if above_reads or isinstance(value, v.Marker):
-            raise DecompilationError("copy stored over a waiting value")
-        if isinstance(value, NewList) or not is_pure(value):
+        if isinstance(value, v.Marker):
+            raise DecompilationError("%s stored" % type(value).__name__)
+        if isinstance(value, NewList) or self.impure(value):
             self.spill(state, value, ident)
             return
-        self.emit(state, ast.Assign(targets=[name(ident, True)], value=value, type_comment=None))
-
-    def shuffle_window(self, state: State, n: int) -> None:
-        """Before values are reordered: spill if two of them (or their items) have effects."""
-        if len(state.stack) < n:
-            raise DecompilationError("stack underflow")
-        window = State(state.stack[-n:])
-        impure = [x for _, _, x in self.pending(window) if waits_impure(x)]
-        if len(impure) >= 2:
-            self.spill_before(state, impure[-1])
-            self.spill(state, impure[-1])
+        self.emit(state, assign(ident, self.expr(value)))
 
     def op_SWAP(self, ins: Instr, state: State) -> None:
-        self.shuffle_window(state, ins.arg)
-        state.stack[-1], state.stack[-ins.arg] = state.stack[-ins.arg], state.stack[-1]
+        n = ins.arg
+        if len(state.stack) < n:
+            raise DecompilationError("stack underflow")
+
+        def swap() -> None:
+            state.stack[-1], state.stack[-n] = state.stack[-n], state.stack[-1]
+
+        self.rearrange(state, swap, swap)
 
     def op_ROT(self, ins: Instr, state: State) -> None:
-        self.shuffle_window(state, ins.arg)
-        top = state.stack.pop()
-        state.stack.insert(len(state.stack) - ins.arg + 1, top)
+        n = ins.arg
+        if len(state.stack) < n:
+            raise DecompilationError("stack underflow")
+
+        def down() -> None:
+            state.stack.insert(len(state.stack) - n, state.stack.pop())
+
+        def up() -> None:
+            state.stack.append(state.stack.pop(len(state.stack) - n))
+
+        self.rearrange(state, down, up)
 
     # -- lists built here -------------------------------------------------------------------------
     def op_BUILD_LIST(self, ins: Instr, state: State) -> None:
         state.push(NewList(state.popn(ins.arg)))
 
-    def grows(self, state: State, target: NewList, items: List[Any]) -> None:
-        """``items`` (computed last) join ``target``: impure values waiting above it go first."""
-        if all(is_pure(x) or isinstance(x, NewList) for x in items):
-            return
-        position = next((i for i, x in enumerate(state.stack) if x is target or self.holds(x, target)),
-                        len(state.stack))
-        above = State(state.stack[position + 1:])
-        if any(waits_impure(x) for _, _, x in self.pending(above)):
-            self.spill_impure(state)
-
     def holds(self, value: Any, target: NewList) -> bool:
-        return isinstance(value, NewList) and any(x is target or self.holds(x, target) for x in value.items)
+        """Whether ``target`` is ``value`` or inside it."""
+        return value is target or (isinstance(value, NewList) and any(x is target for x in self.inside(value)))
 
-    def op_LIST_EXTEND(self, ins: Instr, state: State) -> None:
-        items = state.pop()
-        target = state.stack[-ins.arg]
-        if isinstance(target, NewList):
-            if isinstance(items, NewList) and items.exact and not self.count(state, items):
-                self.grows(state, target, items.items)
-                target.items.extend(items.items)
-                return
-            if isinstance(items, ast.Constant) and isinstance(items.value, tuple):
-                target.items.extend(const_expr(x) for x in items.value)
-                return
-            node = self.expr_of(state, items)
-            self.grows(state, target, [node])
-            target.items.append(ast.Starred(value=node, ctx=ast.Load()))
-            target.exact = False
-            return
-        self.method_call(state, ins.arg, "extend", items)
+    def cyclic(self, state: State, target: Any, item: Any) -> bool:
+        """Whether putting ``item`` into ``target``, a list built here, would make it hold itself
+        (both still wait); then ``target`` becomes a real list under a name."""
+        if not isinstance(target, NewList) or not self.holds(item, target):
+            return False
+        self.spill(state, target)
+        return True
+
+    def change(self, state: State, target: NewList, part: slice, items: List[Any]) -> None:
+        """``target[part] = items`` on a list built here that still waits, where ``items`` (values,
+        or another list's items) just left the top of the stack."""
+        holder = NewList(list(items))
+        saved: List[Any] = []
+
+        def apply() -> None:
+            saved[:] = target.items
+            state.pop()
+            target.items[part] = holder.items
+
+        def undo() -> None:
+            target.items[:] = saved
+            state.push(holder)
+
+        state.push(holder)  # the items wait on top until they join the list
+        self.rearrange(state, apply, undo)
 
     def op_LIST_APPEND(self, ins: Instr, state: State) -> None:
-        item = state.pop()
-        target = state.stack[-ins.arg]
-        if isinstance(target, NewList):
-            self.grows(state, target, [item])
-            target.items.append(item)
+        target = state.stack[-ins.arg - 1]
+        if isinstance(target, NewList) and not self.cyclic(state, target, state.stack[-1]):
+            self.change(state, target, slice(len(target.items), None), [state.pop()])
             return
-        self.method_call(state, ins.arg, "append", item)
+        self.method_call(state, ins.arg, "append", state.pop())
+
+    def op_LIST_EXTEND(self, ins: Instr, state: State) -> None:
+        target = state.stack[-ins.arg - 1]
+        if isinstance(target, NewList) and not self.cyclic(state, target, state.stack[-1]):
+            items = state.pop()
+            end = slice(len(target.items), None)
+            if isinstance(items, NewList):
+                self.change(state, target, end, list(items.items))
+                target.exact = target.exact and items.exact
+            elif isinstance(items, ast.Constant) and isinstance(items.value, tuple):
+                self.change(state, target, end, [const_expr(x) for x in items.value])
+            else:
+                self.change(state, target, end, [ast.Starred(value=self.expr_of(state, items), ctx=ast.Load())])
+                target.exact = False
+            return
+        self.method_call(state, ins.arg, "extend", state.pop())
 
     def method_call(self, state: State, depth: int, method: str, argument: Any) -> None:
         """``target.method(argument)`` on a value that stays on the stack ``depth`` deep."""
+        arg = self.expr_of(state, argument)
         target = state.stack[-depth]
         if isinstance(target, v.Marker) or isinstance(target, NewList):
             raise DecompilationError("%s on an interpreter value" % method)
-        arg = self.expr_of(state, argument)
-        if not is_pure(target):
+        if not self.pure(target):
             target = self.spill(state, target)
         call = ast.Call(func=ast.Attribute(value=target, attr=method, ctx=ast.Load()), args=[arg], keywords=[])
         self.emit(state, ast.Expr(value=call))
@@ -458,117 +603,131 @@ class MachineSimulator(Simulator):
             return
         self.method_call(state, ins.arg, "update", state.pop())
 
+    def op_LIST_TO_TUPLE(self, ins: Instr, state: State) -> None:
+        self.settle(state, 1)
+        items = state.pop()
+        if isinstance(items, ast.List):
+            state.push(ast.Tuple(elts=items.elts, ctx=ast.Load()))
+            return
+        state.push(ast.Call(func=name("tuple"), args=[self.expr(items)], keywords=[]))
+
+    # -- subscripts -------------------------------------------------------------------------------
     def op_BINARY_SUBSCR(self, ins: Instr, state: State) -> None:
-        index = state.pop()
-        obj = state.stack[-1]
+        index = state.stack[-1]
+        obj = state.stack[-2] if len(state.stack) > 1 else None
         if isinstance(obj, NewList) and obj.exact:
             position = constant_index(index)
             part = constant_slice(index)
             if position is not None and -len(obj.items) <= position < len(obj.items):
                 state.pop()
-                self.take(state, obj, lambda items: items[position])
+                self.take(state, lambda items: items[position])
                 return
             if part is not None:
                 state.pop()
-                self.take(state, obj, lambda items: NewList(items[part]))
+                self.take(state, lambda items: NewList(items[part]))
                 return
-        index = self.expr_of(state, index)
+        index = self.pop_expr(state)
         obj = self.pop_expr(state)
         state.push(ast.Subscript(value=obj, slice=index, ctx=ast.Load()))
 
-    def take(self, state: State, source: NewList, pick: Any) -> None:
-        """Push ``pick(source.items)``: items taken from ``source``, which left the stack.
+    def op_BINARY_SLICE(self, ins: Instr, state: State) -> None:
+        self.slice_on_top(state)
+        self.op_BINARY_SUBSCR(ins, state)
 
-        An impure item must not be evaluated twice (``source`` still waits elsewhere) nor lose
-        its evaluation (left behind in a list nobody sees any more), so such items are spilled
-        first, in list order.
-        """
-        alive = self.count(state, source) > 0
-        impure = [x for x in source.items if not isinstance(x, NewList) and not is_pure(x)]
-        if impure:
-            chosen = pick(source.items)
-            chosen_items = chosen.items if isinstance(chosen, NewList) else [chosen]
-            dropped = any(not any(x is c for c in chosen_items) for x in impure)
-            if alive or dropped:
-                state.push(source)  # reachable while its items are spilled
-                for item in impure:
-                    self.spill(state, item)
-                state.pop()
-        state.push(pick(source.items))
+    def slice_on_top(self, state: State) -> None:
+        """3.12+'s ``start; stop`` on top of the stack as the one slice value ``BUILD_SLICE`` makes."""
+        stop = self.pop_expr(state)
+        start = self.pop_expr(state)
+        state.push(make_slice(start, stop))
+
+    def take(self, state: State, pick: Callable[[List[Any]], Any]) -> None:
+        """Replace the list built here on top of the stack by ``pick(its items)``."""
+        source = state.stack[-1]
+
+        def apply() -> None:
+            state.stack[-1] = pick(source.items)
+
+        def undo() -> None:
+            state.stack[-1] = source
+
+        self.rearrange(state, apply, undo)
 
     def op_STORE_SUBSCR(self, ins: Instr, state: State) -> None:
-        index = state.pop()
-        obj = state.pop()
-        if isinstance(obj, NewList) and obj.exact:
+        if len(state.stack) < 3:
+            raise DecompilationError("stack underflow")
+        value, obj, index = state.stack[-3:]
+        if isinstance(obj, NewList) and obj.exact and not self.cyclic(state, obj, value):
             position = constant_index(index)
             part = constant_slice(index)
-            value = state.stack[-1]
             if position is not None and -len(obj.items) <= position < len(obj.items):
-                state.pop()
-                self.overwrite(state, obj, slice(position, position + 1 or None), [value])
+                del state.stack[-2:]
+                self.store_items(state, obj, slice(position, position + 1 or None), [state.pop()])
                 return
-            if part is not None and isinstance(value, NewList) and value.exact:
-                state.pop()
-                self.overwrite(state, obj, part, list(value.items))
+            if part is not None and isinstance(value, NewList):
+                del state.stack[-3:]
+                self.store_items(state, obj, part, list(value.items), value)
+                obj.exact = obj.exact and value.exact
                 return
-        index = self.expr_of(state, index)
-        target_obj = self.expr_of(state, obj)
-        self.store(state, ast.Subscript(value=target_obj, slice=index, ctx=ast.Store()))
+        index = self.pop_expr(state)
+        target = self.pop_expr(state)
+        self.store(state, ast.Subscript(value=target, slice=index, ctx=ast.Store()))
 
-    def overwrite(self, state: State, target: NewList, part: slice, items: List[Any]) -> None:
-        """``target[part] = items`` on a list built here (``target`` has left the stack)."""
-        state.push(target)  # reachable while values are spilled
-        for old in target.items[part]:
-            if not isinstance(old, NewList) and not is_pure(old) and self.count(state, old) == 1:
-                self.spill(state, old)  # its evaluation must not be lost
-        for item in items:
-            if not isinstance(item, NewList) and not is_pure(item) and self.count(state, item):
-                self.spill(state, item)  # about to wait in two places
-        items = [target.items[i] if False else item for i, item in enumerate(items)]
-        state.pop()
-        self.grows(state, target, items)
-        target.items[part] = items
+    def store_items(self, state: State, target: NewList, part: slice, items: List[Any], source: Any = None) -> None:
+        """``target[part] = items`` where ``target``, the items and the value they came from
+        (``source``, when not the items themselves) left the top of the stack."""
+        if self.count(state, target):
+            self.change(state, target, part, items)
+            return
+        # Nobody sees the list any more: only the evaluations of what it held are left, in
+        # the bytecode's order (the stored value was below the list).
+        for item in [source] if source is not None else items:
+            self.discard(state, item)
+        self.discard(state, target)
+
+    def op_STORE_SLICE(self, ins: Instr, state: State) -> None:
+        self.slice_on_top(state)
+        self.op_STORE_SUBSCR(ins, state)
 
     def op_DELETE_SUBSCR(self, ins: Instr, state: State) -> None:
-        index = state.pop()
-        obj = state.pop()
+        index = state.stack[-1]
+        obj = state.stack[-2] if len(state.stack) > 1 else None
         if isinstance(obj, NewList) and obj.exact:
             position = constant_index(index)
             part = constant_slice(index)
-            if position is not None and -len(obj.items) <= position < len(obj.items):
-                self.overwrite(state, obj, slice(position, position + 1 or None), [])
-                return
+            if position is not None:
+                valid = -len(obj.items) <= position < len(obj.items)
+                part = slice(position, position + 1 or None) if valid else None
             if part is not None:
-                self.overwrite(state, obj, part, [])
+                del state.stack[-2:]
+                self.store_items(state, obj, part, [])
                 return
-        index = self.expr_of(state, index)
-        target_obj = self.expr_of(state, obj)
-        self.emit(state, ast.Delete(targets=[ast.Subscript(value=target_obj, slice=index, ctx=ast.Del())]))
-
-    def op_LIST_TO_TUPLE(self, ins: Instr, state: State) -> None:
-        items = state.pop()
-        if isinstance(items, NewList) and not self.count(state, items):
-            state.push(ast.Tuple(elts=[self.expr_of(state, x) for x in items.items], ctx=ast.Load()))
-            return
-        state.push(ast.Call(func=name("tuple"), args=[self.expr_of(state, items)], keywords=[]))
-
-    def op_CALL_FUNCTION_EX(self, ins: Instr, state: State) -> None:
-        position = len(state.stack) - (2 if ins.arg[0] is not False else 1)
-        star = state.stack[position]
-        if isinstance(star, NewList) and star.exact and self.count(state, star) == 1:
-            # ``f(*[a, b])`` is ``f(a, b)``: spell the items as positional arguments.
-            state.stack[position] = v.NULL  # out of sight while its items become expressions
-            state.stack[position] = ast.Tuple(elts=[self.expr_of(state, x) for x in star.items], ctx=ast.Load())
-        super().op_CALL_FUNCTION_EX(ins, state)
+        index = self.pop_expr(state)
+        target = self.pop_expr(state)
+        self.emit(state, ast.Delete(targets=[ast.Subscript(value=target, slice=index, ctx=ast.Del())]))
 
     def op_UNPACK_SEQUENCE(self, ins: Instr, state: State) -> None:
-        value = state.pop()
-        if isinstance(value, NewList) and value.exact and len(value.items) == ins.arg and not self.count(state, value):
-            for item in reversed(value.items):
-                state.push(item)
+        value = state.stack[-1] if state.stack else None
+        n = ins.arg
+        if isinstance(value, NewList) and value.exact and len(value.items) == n:
+
+            def apply() -> None:
+                state.pop()
+                state.stack.extend(reversed(value.items))
+
+            def undo() -> None:
+                del state.stack[len(state.stack) - n:]
+                state.push(value)
+
+            self.rearrange(state, apply, undo)
             return
-        node = self.expr_of(state, value)
-        temps = [self.temp() for _ in range(ins.arg)]
+        if (isinstance(value, ast.Tuple) and len(value.elts) == n
+                and sum(1 for x in value.elts if not self.pure(x)) <= 1):
+            # Reversed on the stack: only one of them may have effects, or the order would change.
+            state.pop()
+            state.stack.extend(reversed(value.elts))
+            return
+        node = self.pop_expr(state)
+        temps = [self.temp() for _ in range(n)]
         self.emit(state, ast.Assign(targets=[ast.Tuple(elts=[name(t, True) for t in temps], ctx=ast.Store())],
                                     value=node, type_comment=None))
         for ident in reversed(temps):
@@ -585,6 +744,20 @@ class MachineSimulator(Simulator):
             state.push(name(ident))
 
 
+def unstarred(node: ast.expr) -> ast.expr:
+    """An expression statement for ``node``: ``*x`` alone is not one, ``[*x]`` is."""
+    return ast.List(elts=[node], ctx=ast.Load()) if isinstance(node, ast.Starred) else node
+
+
+def has_effects(stmt: ast.stmt, frozen: Set[str] = frozenset()) -> bool:
+    """Whether running ``stmt`` may do more than bind or unbind local names."""
+    if isinstance(stmt, ast.Delete):
+        return not all(isinstance(t, ast.Name) for t in stmt.targets)
+    if isinstance(stmt, ast.Assign):
+        return not (all(isinstance(t, ast.Name) for t in stmt.targets) and is_pure(stmt.value, frozen))
+    return True
+
+
 # --------------------------------------------------------------------------- control flow
 
 
@@ -598,8 +771,12 @@ class MachineDecompiler:
             if ins.op in ("SETUP_FINALLY", "SETUP_WITH", "POP_BLOCK"):
                 raise DecompilationError("block-stack handlers in machine-made code", code_name=code.co_name,
                                          offset=ins.offset, opname=ins.raw or ins.op)
-        self.index: Dict[int, int] = {ins.offset: i for i, ins in enumerate(self.instrs)}
-        self.sim = MachineSimulator(code)
+        #: Offset -> position of its first canonical instruction (one raw instruction may make
+        #: several, e.g. 3.11+'s ``LOAD_GLOBAL`` with the NULL bit is ``PUSH_NULL; LOAD_GLOBAL``).
+        self.index: Dict[int, int] = {}
+        for i, ins in enumerate(self.instrs):
+            self.index.setdefault(ins.offset, i)
+        self.sim = MachineSimulator(code, frozen_outputs(self.instrs))
         self.budget = STEP_BUDGET_FACTOR * max(len(self.instrs), 16)
 
     def function(self) -> ast.FunctionDef:
@@ -698,10 +875,8 @@ class MachineDecompiler:
 
     def branch(self, ins: Instr, position: int, state: State) -> None:
         sim = self.sim
-        condition = state.pop()
-        test = sim.expr_of(state, condition)
-        if not is_pure(test):
-            sim.spill_impure(state)
+        test = sim.pop_expr(state)
+        sim.spill_impure(state)  # testing the value calls its __bool__: an effect of its own
         if ins.op == "POP_JUMP_IF_NONE":
             test = ast.Compare(left=test, ops=[ast.Is()], comparators=[ast.Constant(value=None)])
         elif ins.op == "POP_JUMP_IF_NOT_NONE":

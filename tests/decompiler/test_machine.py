@@ -1,0 +1,826 @@
+"""The machine-code decompiler (`decompile_transformed`), checked by running what it prints.
+
+Machine-made bytecode has no source shape, so its decompilation cannot be checked by
+recompiling. Instead, random programs in the style torch.compile writes are assembled
+directly with the ``bytecode`` package: straight-line stack code with forward conditional
+jumps, calls of logging functions, properties that log, lists built, sliced, extended and
+slice-assigned in the code, stack shuffles. Each program runs as a function, its
+decompilation runs with the same arguments and fresh globals, and the two must observe the
+same: every logged call with its arguments (values, and which objects are the same object),
+the return value, and the contents of every list either run saw. A program the decompiler
+refuses is allowed, but only a small share of them.
+
+A typed model of the stack (`Seq`, `Obj`...) keeps every generated program valid: no index
+out of range, no attribute of a list, no local read before its store. The original must
+never raise; if it does, the generator is wrong and the test says so.
+
+`benchmarks/machine_fuzz.py` runs many more seeds with the same generator.
+"""
+from __future__ import annotations
+
+import ast
+import dis
+import io
+import random
+import sys
+import types
+from typing import Any, Dict, List, Optional, Tuple
+
+import pytest
+
+bytecode = pytest.importorskip("bytecode", reason="the fuzz test assembles code with the bytecode package")
+
+from bytecode import Bytecode, CompilerFlags, Instr, Label  # noqa: E402
+
+from framescope.decompiler.machine import decompile_transformed  # noqa: E402
+from framescope.errors import DecompilationError  # noqa: E402
+
+PY = sys.version_info[:2]
+
+#: Programs per interpreter in one test run, and the share of them the decompiler may refuse.
+PROGRAMS = 300
+MAX_REFUSED = 0.05
+
+#: Truth patterns each program runs under: every object false, every object true, then mixes.
+TRUTH_SEEDS = (0, 1, 2, 3)
+
+
+# --------------------------------------------------------------------------- the world a program sees
+
+
+class World:
+    """Globals and arguments of one run, and the log of everything they saw happen."""
+
+    def __init__(self, truth_seed: int) -> None:
+        #: Decides each object's truth value from its creation number.
+        self.truth_seed = truth_seed
+        #: (tag, arguments) in the order they happened; arguments as `canon` spells them.
+        self.log: List[Tuple[str, Any]] = []
+        #: Objects made so far (their creation numbers).
+        self.made = 0
+        #: id -> (number, list): every list seen, numbered by first sight, kept alive.
+        self.lists: Dict[int, Tuple[int, list]] = {}
+        self.o = self.thing()
+        self.args = (self.thing(), [self.thing(), self.thing(), self.thing()])
+
+    def thing(self) -> "Thing":
+        self.made += 1
+        if self.truth_seed < 2:
+            truth = bool(self.truth_seed)
+        else:
+            truth = random.Random(self.truth_seed * 1000003 + self.made).random() < 0.5
+        return Thing(self, self.made, truth)
+
+    def record(self, tag: str, *args: Any) -> None:
+        self.log.append((tag, self.canon(args)))
+
+    def canon(self, value: Any, inside: Tuple[int, ...] = ()) -> Any:
+        """``value`` with identities made comparable across runs: objects by creation number,
+        lists by order of first sight plus their contents now."""
+        if isinstance(value, Thing):
+            return ("obj", value.number)
+        if isinstance(value, list):
+            number = self.lists.setdefault(id(value), (len(self.lists), value))[0]
+            if id(value) in inside:
+                return ("list", number, "...")
+            return ("list", number, tuple(self.canon(x, inside + (id(value),)) for x in value))
+        if isinstance(value, tuple):
+            return ("tuple",) + tuple(self.canon(x, inside) for x in value)
+        return (type(value).__name__, value)
+
+    def globals(self) -> Dict[str, Any]:
+        def f(*args: Any) -> Thing:
+            self.record("f", *args)
+            return self.thing()
+
+        def g(*args: Any) -> List[Thing]:
+            self.record("g", *args)
+            return [self.thing() for _ in args]
+
+        return {"f": f, "g": g, "o": self.o, "__builtins__": __builtins__}
+
+    def observe(self, function: types.FunctionType) -> Any:
+        """What a run of ``function`` shows: the log, the result, every list seen at the end."""
+        try:
+            result = self.canon(function(*self.args))
+        except Exception as err:  # compared, not raised: the other run may raise the same
+            result = ("raised", type(err).__name__, str(err))
+        final = [self.canon(lst) for _, lst in sorted(self.lists.values(), key=lambda item: item[0])]
+        return {"log": self.log, "result": result, "lists": final}
+
+
+class Thing:
+    """An object whose property ``a`` and truth value log every use."""
+
+    def __init__(self, world: World, number: int, truth: bool) -> None:
+        self.world = world
+        self.number = number
+        self.truth = truth
+
+    @property
+    def a(self) -> "Thing":
+        self.world.record("get", self)
+        return self.world.thing()
+
+    @a.setter
+    def a(self, value: Any) -> None:
+        self.world.record("set", self, value)
+
+    def __bool__(self) -> bool:
+        self.world.record("bool", self)
+        return self.truth
+
+    def __repr__(self) -> str:
+        return "Thing(%d)" % self.number
+
+
+# --------------------------------------------------------------------------- assembling, per version
+
+
+class Assembler:
+    """The instructions of one operation, spelled for the running interpreter."""
+
+    def __init__(self) -> None:
+        self.out: List[Any] = [Instr("RESUME", 0)] if PY >= (3, 11) else []
+
+    def add(self, name: str, arg: Any = bytecode.UNSET) -> None:
+        self.out.append(Instr(name, arg) if arg is not bytecode.UNSET else Instr(name))
+
+    def const(self, value: Any) -> None:
+        self.add("LOAD_CONST", value)
+
+    def callable(self, name: str) -> None:
+        self.add("LOAD_GLOBAL", (True, name) if PY >= (3, 11) else name)
+
+    def load_global(self, name: str) -> None:
+        self.add("LOAD_GLOBAL", (False, name) if PY >= (3, 11) else name)
+
+    def call(self, argc: int) -> None:
+        if PY >= (3, 12):
+            self.add("CALL", argc)
+        elif PY == (3, 11):
+            self.add("PRECALL", argc)
+            self.add("CALL", argc)
+        else:
+            self.add("CALL_FUNCTION", argc)
+
+    def call_ex(self) -> None:
+        if PY >= (3, 14):
+            self.add("PUSH_NULL")  # the kwargs slot
+        self.add("CALL_FUNCTION_EX", 0)
+
+    def load_attr(self, name: str) -> None:
+        self.add("LOAD_ATTR", (False, name) if PY >= (3, 12) else name)
+
+    def subscr(self) -> None:
+        if PY >= (3, 14):
+            self.add("BINARY_OP", bytecode.BinaryOp.SUBSCR)
+        else:
+            self.add("BINARY_SUBSCR")
+
+    def slice_const(self, part: slice, fused: bool) -> None:
+        """Push a slice's bounds; ``fused``: leave them for BINARY_SLICE/STORE_SLICE (3.12+)."""
+        self.const(part.start)
+        self.const(part.stop)
+        if not fused:
+            self.add("BUILD_SLICE", 2)
+
+    def list_to_tuple(self) -> None:
+        if PY >= (3, 12):
+            self.add("CALL_INTRINSIC_1", bytecode.Intrinsic1Op.INTRINSIC_LIST_TO_TUPLE)
+        else:
+            self.add("LIST_TO_TUPLE")
+
+    def jump_if(self, when: bool, label: Label) -> None:
+        if PY >= (3, 13):
+            self.add("TO_BOOL")
+        if PY == (3, 11):
+            self.add("POP_JUMP_FORWARD_IF_TRUE" if when else "POP_JUMP_FORWARD_IF_FALSE", label)
+        else:
+            self.add("POP_JUMP_IF_TRUE" if when else "POP_JUMP_IF_FALSE", label)
+
+    def code(self, name: str, args: List[str]) -> types.CodeType:
+        program = Bytecode(self.out)
+        program.name = name
+        program.argcount = len(args)
+        program.argnames = list(args)
+        program.flags = CompilerFlags.OPTIMIZED | CompilerFlags.NEWLOCALS
+        return program.to_code()
+
+
+# --------------------------------------------------------------------------- the typed model
+
+
+class Value:
+    """What the generator knows of one value on the stack or in a local."""
+
+
+class Const(Value):
+    def __init__(self, value: Any) -> None:
+        #: The constant itself (an int, a str or None).
+        self.value = value
+
+
+class Obj(Value):
+    """A `Thing`: it has the logging property ``a`` and a logging truth value."""
+
+
+class Unknown(Value):
+    """A value of unknown kind (after a join, or an item of a list of unknown contents)."""
+
+
+class Seq(Value):
+    """A list or a tuple."""
+
+    def __init__(self, items: Optional[List[Value]], mutable: bool, min_len: int = 0) -> None:
+        #: The items when known (then exactly these, in order), else None.
+        self.items = items
+        #: True for a list, False for a tuple.
+        self.mutable = mutable
+        #: A lower bound of the length when the items are unknown.
+        self._min_len = min_len
+
+    @property
+    def min_len(self) -> int:
+        return len(self.items) if self.items is not None else self._min_len
+
+    def forget(self, min_len: int) -> None:
+        self.items = None
+        self._min_len = max(0, min_len)
+
+
+class Frame:
+    """A callable waiting for its arguments (everything above it on the stack)."""
+
+    def __init__(self, function: str) -> None:
+        #: "f" (returns a new object) or "g" (returns a new list of new objects, one per argument).
+        self.function = function
+
+
+class Barrier:
+    """The bottom of a branch's own stack: the branch may not touch what lies below."""
+
+
+def slice_length(part: slice, length: int) -> int:
+    return len(range(*part.indices(length)))
+
+
+class Model:
+    """The stack and the locals while a program is generated."""
+
+    def __init__(self, stack: List[Any], local: Dict[str, Value]) -> None:
+        self.stack = stack
+        self.local = local
+
+    def region(self) -> List[Any]:
+        """The values above the last frame or barrier: the ones the next operation may use."""
+        for i in range(len(self.stack) - 1, -1, -1):
+            if isinstance(self.stack[i], (Frame, Barrier)):
+                return self.stack[i + 1:]
+        return self.stack
+
+    def clone(self) -> Tuple["Model", Dict[int, Any]]:
+        """A copy that shares no mutable model; also the map from each original's id to its copy."""
+        copies: Dict[int, Any] = {}
+
+        def copy(value: Any) -> Any:
+            if id(value) in copies:
+                return copies[id(value)]
+            if isinstance(value, Seq):
+                new = Seq(None, value.mutable, value._min_len)
+                copies[id(value)] = new
+                new.items = None if value.items is None else [copy(x) for x in value.items]
+                return new
+            copies[id(value)] = value  # immutable: shared
+            return value
+
+        model = Model([copy(x) for x in self.stack], {k: copy(x) for k, x in self.local.items()})
+        return model, copies
+
+    def seqs(self) -> List[Seq]:
+        """Every list or tuple reachable from the stack and the locals."""
+        found: Dict[int, Seq] = {}
+
+        def walk(value: Any) -> None:
+            if isinstance(value, Seq) and id(value) not in found:
+                found[id(value)] = value
+                for x in value.items or ():
+                    walk(x)
+
+        for value in list(self.stack) + list(self.local.values()):
+            walk(value)
+        return list(found.values())
+
+    def join(self, other: "Model", copies: Dict[int, Any]) -> None:
+        """Become what is known on both paths: ``self`` (no branch) and ``other`` (the branch's copy)."""
+        for seq in self.seqs():
+            twin = copies.get(id(seq))
+            if twin is None or not seq.mutable:
+                continue
+            same = (seq.items is not None and twin.items is not None and len(seq.items) == len(twin.items)
+                    and all(copies.get(id(a)) is b for a, b in zip(seq.items, twin.items)))
+            if not same:
+                seq.forget(min(seq.min_len, twin.min_len))
+        for name in list(self.local):
+            mine, theirs = self.local[name], other.local.get(name)
+            if theirs is None:
+                del self.local[name]
+            elif copies.get(id(mine)) is not theirs:
+                self.local[name] = Unknown()
+
+
+# --------------------------------------------------------------------------- the generator
+
+
+#: Locals besides the arguments ``x`` (an object) and ``y`` (a list of three objects).
+LOCALS = ["a", "b", "c"]
+CONSTANTS = [0, 1, 2, -1, "s", None]
+BOUNDS = [None, 0, 1, 2, -1, -2]
+
+
+class Generator:
+    """One random program: `Assembler` instructions and the model they keep valid."""
+
+    def __init__(self, rng: random.Random, size: int = 24) -> None:
+        self.rng = rng
+        self.asm = Assembler()
+        self.size = size
+        self.tags = 0
+        self.depth = 0
+        self.fused = PY >= (3, 12)
+
+    def program(self) -> types.CodeType:
+        model = Model([], {"x": Obj(), "y": Seq([Obj(), Obj(), Obj()], True)})
+        self.block(model, self.size)
+        self.finish(model, returns=True)
+        return self.asm.code("program", ["x", "y"])
+
+    # -- driving ---------------------------------------------------------------------------------
+    def block(self, model: Model, steps: int) -> None:
+        for _ in range(steps):
+            options = [op for op in self.operations() if op[1](model, test=True)]
+            weights = [w for w, _ in options]
+            _, op = self.rng.choices(options, weights)[0]
+            op(model, test=False)
+
+    def operations(self) -> List[Tuple[float, Any]]:
+        ops = [
+            (4, self.op_const), (4, self.op_load), (2, self.op_store), (1, self.op_delete),
+            (3, self.op_callable), (4, self.op_call), (2, self.op_call_ex), (2, self.op_attr),
+            (1, self.op_global), (1, self.op_store_attr), (3, self.op_build_list), (1, self.op_build_tuple),
+            (3, self.op_subscr), (2, self.op_slice), (2, self.op_store_subscr), (1, self.op_store_slice),
+            (1, self.op_del_subscr), (1, self.op_del_slice), (1, self.op_unpack), (2, self.op_pop),
+            (2, self.op_list_append), (1, self.op_branch),
+        ]
+        if PY >= (3, 9):
+            ops += [(2, self.op_list_extend), (1, self.op_list_to_tuple)]
+        if PY >= (3, 11):
+            ops += [(2, self.op_copy), (2, self.op_swap)]
+        else:
+            ops += [(2, self.op_dup), (2, self.op_rot)]
+        return ops
+
+    def finish(self, model: Model, returns: bool) -> None:
+        """Call every waiting callable of this block; then return the top value or clear the block."""
+        while True:
+            stack = model.stack
+            top = len(stack) - len(model.region()) - 1
+            if top < 0 or isinstance(stack[top], Barrier):
+                break
+            self.op_call(model, test=False)
+        if returns:
+            if not model.region():
+                self.op_const(model, test=False)
+            model.stack.pop()
+            self.asm.add("RETURN_VALUE")
+            return
+        while model.region():
+            value = model.stack[-1]
+            if self.rng.random() < 0.3:
+                self.op_store(model, test=False)
+            else:
+                model.stack.pop()
+                self.asm.add("POP_TOP")
+            del value
+
+    # -- values ----------------------------------------------------------------------------------
+    def op_const(self, model: Model, test: bool) -> bool:
+        if test:
+            return True
+        value = self.rng.choice(CONSTANTS + [(1, 2)])
+        self.asm.const(value)
+        model.stack.append(Seq([Const(1), Const(2)], False) if isinstance(value, tuple) else Const(value))
+        return True
+
+    def op_load(self, model: Model, test: bool) -> bool:
+        if test:
+            return bool(model.local)
+        name = self.rng.choice(sorted(model.local))
+        self.asm.add("LOAD_FAST", name)
+        model.stack.append(model.local[name])
+        return True
+
+    def op_store(self, model: Model, test: bool) -> bool:
+        if test:
+            return bool(model.region())
+        name = self.rng.choice(["x", "y"] + LOCALS)
+        self.asm.add("STORE_FAST", name)
+        model.local[name] = model.stack.pop()
+        return True
+
+    def op_delete(self, model: Model, test: bool) -> bool:
+        if test:
+            return bool(model.local)
+        name = self.rng.choice(sorted(model.local))
+        self.asm.add("DELETE_FAST", name)
+        del model.local[name]
+        return True
+
+    def op_global(self, model: Model, test: bool) -> bool:
+        if test:
+            return True
+        self.asm.load_global("o")
+        model.stack.append(Obj())
+        return True
+
+    # -- calls -----------------------------------------------------------------------------------
+    def op_callable(self, model: Model, test: bool) -> bool:
+        if test:
+            return sum(isinstance(x, Frame) for x in model.stack) < 3
+        function = self.rng.choice("fg")
+        self.asm.callable(function)
+        model.stack.append(Frame(function))
+        self.tags += 1
+        self.asm.const(self.tags)  # each call site logs its own tag first
+        model.stack.append(Const(self.tags))
+        return True
+
+    def frame_index(self, model: Model) -> int:
+        index = len(model.stack) - len(model.region()) - 1
+        return index if index >= 0 and isinstance(model.stack[index], Frame) else -1
+
+    def op_call(self, model: Model, test: bool) -> bool:
+        index = self.frame_index(model)
+        if test:
+            return index >= 0 and len(model.stack) - index - 1 <= 6
+        frame = model.stack[index]
+        argc = len(model.stack) - index - 1
+        del model.stack[index:]
+        self.asm.call(argc)
+        model.stack.append(self.result(frame, argc))
+        return True
+
+    def result(self, frame: Frame, argc: Optional[int]) -> Value:
+        if frame.function == "f":
+            return Obj()
+        if argc is None:
+            return Seq(None, True, 0)
+        return Seq([Obj() for _ in range(argc)], True)
+
+    def op_call_ex(self, model: Model, test: bool) -> bool:
+        index = self.frame_index(model)
+        if test:
+            return index >= 0 and index == len(model.stack) - 2 and isinstance(model.stack[-1], Seq)
+        star = model.stack.pop()
+        frame = model.stack.pop()
+        self.asm.call_ex()
+        model.stack.append(self.result(frame, star.min_len if star.items is not None else None))
+        return True
+
+    # -- attributes ------------------------------------------------------------------------------
+    def op_attr(self, model: Model, test: bool) -> bool:
+        region = model.region()
+        if test:
+            return bool(region) and isinstance(region[-1], Obj)
+        self.asm.load_attr("a")
+        model.stack[-1] = Obj()
+        return True
+
+    def op_store_attr(self, model: Model, test: bool) -> bool:
+        region = model.region()
+        if test:
+            return len(region) >= 2 and isinstance(region[-1], Obj)
+        self.asm.add("STORE_ATTR", "a")
+        del model.stack[-2:]
+        return True
+
+    # -- building ---------------------------------------------------------------------------------
+    def op_build_list(self, model: Model, test: bool) -> bool:
+        region = model.region()
+        if test:
+            return True
+        n = self.rng.randint(0, min(3, len(region)))
+        self.asm.add("BUILD_LIST", n)
+        items = model.stack[len(model.stack) - n:]
+        del model.stack[len(model.stack) - n:]
+        model.stack.append(Seq(items, True))
+        return True
+
+    def op_build_tuple(self, model: Model, test: bool) -> bool:
+        region = model.region()
+        if test:
+            return True
+        n = self.rng.randint(0, min(3, len(region)))
+        self.asm.add("BUILD_TUPLE", n)
+        items = model.stack[len(model.stack) - n:]
+        del model.stack[len(model.stack) - n:]
+        model.stack.append(Seq(items, False))
+        return True
+
+    def op_list_to_tuple(self, model: Model, test: bool) -> bool:
+        region = model.region()
+        if test:
+            return bool(region) and isinstance(region[-1], Seq) and region[-1].mutable
+        seq = model.stack.pop()
+        self.asm.list_to_tuple()
+        items = None if seq.items is None else list(seq.items)
+        model.stack.append(Seq(items, False, seq.min_len))
+        return True
+
+    def target_depths(self, model: Model, after_pop: int) -> List[int]:
+        """Depths ``i`` (as LIST_APPEND/LIST_EXTEND count them) of lists in the region."""
+        region = model.region()
+        rest = region[:len(region) - after_pop]
+        return [i for i in range(1, len(rest) + 1) if isinstance(rest[-i], Seq) and rest[-i].mutable]
+
+    def op_list_append(self, model: Model, test: bool) -> bool:
+        depths = self.target_depths(model, 1) if model.region() else []
+        if test:
+            return bool(depths)
+        depth = self.rng.choice(depths)
+        item = model.stack.pop()
+        target = model.stack[-depth]
+        self.asm.add("LIST_APPEND", depth)
+        if target.items is not None:
+            target.items.append(item)
+        else:
+            target.forget(target.min_len + 1)
+        return True
+
+    def op_list_extend(self, model: Model, test: bool) -> bool:
+        region = model.region()
+        depths = self.target_depths(model, 1) if region and isinstance(region[-1], Seq) else []
+        if test:
+            return bool(depths)
+        depth = self.rng.choice(depths)
+        items = model.stack.pop()
+        target = model.stack[-depth]
+        self.asm.add("LIST_EXTEND", depth)
+        if target.items is not None and items.items is not None:
+            target.items.extend(list(items.items))
+        else:
+            target.forget(target.min_len + items.min_len)
+        return True
+
+    # -- subscripts --------------------------------------------------------------------------------
+    def index(self, seq: Seq) -> int:
+        return self.rng.randint(-seq.min_len, seq.min_len - 1)
+
+    def bounds(self) -> slice:
+        return slice(self.rng.choice(BOUNDS), self.rng.choice(BOUNDS))
+
+    def op_subscr(self, model: Model, test: bool) -> bool:
+        region = model.region()
+        if test:
+            return bool(region) and isinstance(region[-1], Seq) and region[-1].min_len > 0
+        seq = model.stack.pop()
+        index = self.index(seq)
+        self.asm.const(index)
+        self.asm.subscr()
+        model.stack.append(seq.items[index] if seq.items is not None else Unknown())
+        return True
+
+    def op_slice(self, model: Model, test: bool) -> bool:
+        region = model.region()
+        if test:
+            return bool(region) and isinstance(region[-1], Seq)
+        seq = model.stack.pop()
+        part = self.bounds()
+        fused = self.fused and self.rng.random() < 0.5
+        self.asm.slice_const(part, fused)
+        if fused:
+            self.asm.add("BINARY_SLICE")
+        else:
+            self.asm.subscr()
+        if seq.items is not None:
+            model.stack.append(Seq(seq.items[part], seq.mutable))
+        else:
+            model.stack.append(Seq(None, seq.mutable, slice_length(part, seq.min_len)))
+        return True
+
+    def op_store_subscr(self, model: Model, test: bool) -> bool:
+        region = model.region()
+        if test:
+            return len(region) >= 2 and isinstance(region[-1], Seq) and region[-1].mutable and region[-1].min_len > 0
+        target = model.stack.pop()
+        value = model.stack.pop()
+        index = self.index(target)
+        self.asm.const(index)
+        self.asm.add("STORE_SUBSCR")
+        if target.items is not None:
+            target.items[index] = value
+        return True
+
+    def op_store_slice(self, model: Model, test: bool) -> bool:
+        region = model.region()
+        if test:
+            return (len(region) >= 2 and isinstance(region[-1], Seq) and region[-1].mutable
+                    and isinstance(region[-2], Seq))
+        target = model.stack.pop()
+        value = model.stack.pop()
+        part = self.bounds()
+        fused = self.fused and self.rng.random() < 0.5
+        self.asm.slice_const(part, fused)
+        self.asm.add("STORE_SLICE" if fused else "STORE_SUBSCR")
+        self.assign_slice(target, part, value)
+        return True
+
+    def assign_slice(self, target: Seq, part: slice, value: Seq) -> None:
+        if target.items is not None and value.items is not None:
+            target.items[part] = list(value.items)
+            return
+        # The length after ``t[part] = v`` grows with the length before it.
+        kept = target.min_len - slice_length(part, target.min_len)
+        target.forget(kept + value.min_len)
+
+    def op_del_subscr(self, model: Model, test: bool) -> bool:
+        region = model.region()
+        if test:
+            return bool(region) and isinstance(region[-1], Seq) and region[-1].mutable and region[-1].min_len > 0
+        target = model.stack.pop()
+        index = self.index(target)
+        self.asm.const(index)
+        self.asm.add("DELETE_SUBSCR")
+        if target.items is not None:
+            del target.items[index]
+        else:
+            target.forget(target.min_len - 1)
+        return True
+
+    def op_del_slice(self, model: Model, test: bool) -> bool:
+        region = model.region()
+        if test:
+            return bool(region) and isinstance(region[-1], Seq) and region[-1].mutable
+        target = model.stack.pop()
+        part = self.bounds()
+        self.asm.slice_const(part, False)
+        self.asm.add("DELETE_SUBSCR")
+        self.assign_slice(target, part, Seq([], False))
+        return True
+
+    def op_unpack(self, model: Model, test: bool) -> bool:
+        region = model.region()
+        if test:
+            return (bool(region) and isinstance(region[-1], Seq) and region[-1].items is not None
+                    and len(region[-1].items) <= 4)
+        seq = model.stack.pop()
+        self.asm.add("UNPACK_SEQUENCE", len(seq.items))
+        model.stack.extend(reversed(seq.items))
+        return True
+
+    # -- shuffles ----------------------------------------------------------------------------------
+    def op_pop(self, model: Model, test: bool) -> bool:
+        if test:
+            return bool(model.region())
+        model.stack.pop()
+        self.asm.add("POP_TOP")
+        return True
+
+    def op_copy(self, model: Model, test: bool) -> bool:
+        region = model.region()
+        if test:
+            return bool(region)
+        n = self.rng.randint(1, min(4, len(region)))
+        self.asm.add("COPY", n)
+        model.stack.append(model.stack[-n])
+        return True
+
+    def op_swap(self, model: Model, test: bool) -> bool:
+        region = model.region()
+        if test:
+            return len(region) >= 2
+        n = self.rng.randint(2, min(4, len(region)))
+        self.asm.add("SWAP", n)
+        model.stack[-1], model.stack[-n] = model.stack[-n], model.stack[-1]
+        return True
+
+    def op_dup(self, model: Model, test: bool) -> bool:
+        region = model.region()
+        if test:
+            return bool(region)
+        if len(region) >= 2 and self.rng.random() < 0.3:
+            self.asm.add("DUP_TOP_TWO")
+            model.stack.extend(model.stack[-2:])
+        else:
+            self.asm.add("DUP_TOP")
+            model.stack.append(model.stack[-1])
+        return True
+
+    def op_rot(self, model: Model, test: bool) -> bool:
+        region = model.region()
+        if test:
+            return len(region) >= 2
+        n = self.rng.randint(2, min(5 if PY >= (3, 10) else 4, len(region)))
+        if n <= 4 and (PY < (3, 10) or self.rng.random() < 0.7):
+            self.asm.add({2: "ROT_TWO", 3: "ROT_THREE", 4: "ROT_FOUR"}[n])
+        else:
+            self.asm.add("ROT_N", n)
+        top = model.stack.pop()
+        model.stack.insert(len(model.stack) - n + 1, top)
+        return True
+
+    # -- control flow ------------------------------------------------------------------------------
+    def op_branch(self, model: Model, test: bool) -> bool:
+        if test:
+            return bool(model.region()) and self.depth < 2
+        model.stack.pop()
+        label = Label()
+        self.asm.jump_if(self.rng.random() < 0.5, label)
+        branch, copies = model.clone()
+        branch.stack.append(Barrier())
+        self.depth += 1
+        self.block(branch, self.rng.randint(1, 8))
+        self.depth -= 1
+        returns = self.rng.random() < 0.4
+        self.finish(branch, returns)
+        self.asm.out.append(label)
+        if not returns:
+            branch.stack.pop()  # the barrier
+            model.join(branch, copies)
+        return True
+
+
+def generate(seed: int, size: int = 24) -> types.CodeType:
+    return Generator(random.Random(seed), size).program()
+
+
+# --------------------------------------------------------------------------- running and comparing
+
+
+def disassembly(code: types.CodeType) -> str:
+    out = io.StringIO()
+    dis.dis(code, file=out)
+    return out.getvalue()
+
+
+def run_code(code: types.CodeType, truth_seed: int) -> Any:
+    world = World(truth_seed)
+    return world.observe(types.FunctionType(code, world.globals()))
+
+
+def run_source(source: str, name: str, truth_seed: int) -> Any:
+    world = World(truth_seed)
+    namespace = world.globals()
+    exec(compile(source, "<decompiled>", "exec"), namespace)
+    return world.observe(namespace[name])
+
+
+def check(code: types.CodeType) -> Tuple[str, str]:
+    """("equivalent" | "refused" | "wrong" | "invalid", details) for one program."""
+    try:
+        source = decompile_transformed(code)
+    except DecompilationError as err:
+        return "refused", str(err)
+    for truth_seed in TRUTH_SEEDS:
+        expected = run_code(code, truth_seed)
+        if expected["result"][0] == "raised":
+            return "invalid", "the generated program raised %r" % (expected["result"],)
+        try:
+            got = run_source(source, code.co_name, truth_seed)
+        except Exception as err:  # e.g. source that does not compile
+            return "wrong", "%s\n%s: %s" % (source, type(err).__name__, err)
+        if got != expected:
+            return "wrong", "%s\ntruth seed %d\n%s" % (source, truth_seed, difference(expected, got))
+    return "equivalent", source
+
+
+def difference(expected: Any, got: Any) -> str:
+    for key in ("log", "result", "lists"):
+        if expected[key] != got[key]:
+            if key == "log":
+                for i, (a, b) in enumerate(zip(expected["log"], got["log"])):
+                    if a != b:
+                        return "log entry %d: expected %r, got %r" % (i, a, b)
+                return "log length: expected %d entries, got %d" % (len(expected["log"]), len(got["log"]))
+            return "%s: expected %r, got %r" % (key, expected[key], got[key])
+    return "no difference"
+
+
+# --------------------------------------------------------------------------- the fuzz test
+
+
+def test_random_programs_do_what_their_decompilation_does() -> None:
+    counts = {"equivalent": 0, "refused": 0, "wrong": 0, "invalid": 0}
+    failures = []
+    refusals: Dict[str, int] = {}
+    for seed in range(PROGRAMS):
+        code = generate(seed)
+        outcome, details = check(code)
+        counts[outcome] += 1
+        if outcome in ("wrong", "invalid") and len(failures) < 3:
+            failures.append("seed %d: %s\n%s\n%s" % (seed, outcome, details, disassembly(code)))
+        if outcome == "refused":
+            reason = details.split(": ", 1)[-1]
+            refusals[reason] = refusals.get(reason, 0) + 1
+    assert not failures, "%r\n\n%s" % (counts, "\n\n".join(failures))
+    assert counts["refused"] <= MAX_REFUSED * PROGRAMS, "%r refused: %r" % (counts, refusals)
