@@ -772,6 +772,25 @@ def test_check_rejects_code_that_would_break_the_program():
         validate.check(good.__code__, other_args.__code__)
 
 
+def test_check_rejects_a_value_passed_for_a_cell():
+    def passes_cell(x):
+        def inner():
+            return x
+
+        return inner
+
+    def passes_value(x):
+        if False:  # makes x a cell variable, as in passes_cell
+            x = lambda: x  # noqa: E731
+        return (x,)
+
+    assert validate.cell_loads(passes_cell.__code__) == {"x"}
+    assert validate.cell_loads(passes_value.__code__) == set()
+    assert validate.unbound_reads(passes_cell.__code__) == frozenset()
+    with pytest.raises(ValueError, match="other cells"):
+        validate.check(passes_cell.__code__, passes_value.__code__)
+
+
 def _closure_code() -> types.CodeType:
     a, b = 1, 2
 

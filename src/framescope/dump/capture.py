@@ -98,7 +98,7 @@ class Capture:
                 "could not decompile cache entry %d of %s (%s); Dynamo's own code runs for it"
                 % (index, frame["qualname"], result.reason)
             )
-        self.write_full_code(state)
+        # The full-code file waits for the entry's guard, which torch builds after this hook.
         self.save()
         session.emit(
             {
@@ -234,6 +234,8 @@ def stop(capture: Capture, session: DumpSession) -> None:
                 % (entry["index"], state.record["qualname"])
             )
         capture.pending = []
+        # Also frames whose files were written before: their resume frames and graph files
+        # may have been added since.
         for state in list(session.states.values()):
             capture.write_full_code(state)
         capture.save()

@@ -9,6 +9,7 @@ order torch tries the entries. It always compiles; the code that runs is in the
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import keyword
 import re
@@ -71,11 +72,12 @@ def render(session: "DumpSession", state: "FrameState") -> str:
         sections.append(_guard_function(entry, items))
         sections.append(_transformed_function(frame, entry, code, source))
     sections.append(_dispatcher(frame, code, state.original_source))
-    text = ""
-    for section in sections:
-        candidate = text + section + "\n\n\n"
-        text = candidate if _compiles(candidate) else text + _commented(section) + "\n\n\n"
-    return text.rstrip("\n") + "\n"
+    # Each section is whole top-level statements, so the file compiles when each one does.
+    text = "\n\n\n".join(section if _compiles(section) else _commented(section) for section in sections)
+    text = text.rstrip("\n") + "\n"
+    if not _compiles(text):  # never seen; a file of comments is still better than none
+        text = _commented(text) + "\n"
+    return text
 
 
 def original_source(code: types.CodeType) -> Optional[str]:
@@ -270,6 +272,7 @@ def _defines(source: str, name: str) -> bool:
     )
 
 
+@functools.lru_cache(maxsize=1024)
 def _compiles(text: str) -> bool:
     try:
         compile(text, "<full code>", "exec", dont_inherit=True)

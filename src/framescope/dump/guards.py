@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import json
 import re
-from typing import Dict, List, NamedTuple, Optional, Sequence, Set
+from typing import Dict, FrozenSet, List, NamedTuple, Optional, Sequence, Set
 
 _TYPE_SUFFIX = re.compile(r",\s*type=<class '([\w.]+)'>\s*$")
 _ID_CHECK = re.compile(r"^___check_(type|obj)_id\((.*), (\d+)\)$")
@@ -97,12 +98,19 @@ def helpers_used(clauses: Sequence[Clause]) -> Set[str]:
     """The helper names the clauses call (keys of HELPERS)."""
     used: Set[str] = set()
     for clause in clauses:
-        for node in ast.walk(ast.parse(clause.expr, mode="eval")):
-            if isinstance(node, ast.Name) and node.id in HELPERS:
-                used.add(node.id)
+        used |= _names_in(clause.expr)
     return used
 
 
+@functools.lru_cache(maxsize=4096)
+def _names_in(expr: str) -> FrozenSet[str]:
+    # Entries of one frame share most guard parts, and a frame's file is rendered again
+    # after each compile: parse each expression once.
+    tree = ast.parse(expr, mode="eval")
+    return frozenset(node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and node.id in HELPERS)
+
+
+@functools.lru_cache(maxsize=4096)
 def _clause(part: str) -> Clause:
     text = part.strip()
     flat = " ".join(text.split())

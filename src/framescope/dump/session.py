@@ -120,7 +120,7 @@ class DumpSession:
         with self.lock:
             path = self.directory / name
             path.parent.mkdir(parents=True, exist_ok=True)
-            temp = path.with_name(".%s.tmp" % path.name)
+            temp = path.with_name(".%s.%d.tmp" % (path.name, os.getpid()))
             with open(temp, "w", encoding="utf-8") as handle:
                 handle.write(text)
             os.replace(temp, path)

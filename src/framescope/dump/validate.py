@@ -2,10 +2,11 @@
 
 torch copies a frame's arguments, cells and free variables into the cache entry's code by
 position, so the layout must match exactly (evalframe.check_replacement). Beyond that,
-framescope cannot prove that decompiled code behaves like Dynamo's, but it rejects two kinds
-of mistakes that would break the program at once: code that uses other global names than
-Dynamo's (a lost or misnamed graph call), and code that may read a local variable before it
-is assigned where Dynamo's code never does.
+framescope cannot prove that decompiled code behaves like Dynamo's, but it rejects kinds of
+mistakes that would break the program at once: code that uses other global names than
+Dynamo's (a lost or misnamed graph call), that passes other cells (closures for resume
+functions), or that may read a local variable before it is assigned where Dynamo's code
+never does.
 """
 from __future__ import annotations
 
@@ -35,6 +36,12 @@ def check(dynamo: types.CodeType, mine: types.CodeType, rename: Callable[[str], 
             "the decompiled code uses other globals than Dynamo's: missing %s, extra %s"
             % (", ".join(missing) or "none", ", ".join(extra) or "none")
         )
+    cells, my_cells = cell_loads(dynamo), cell_loads(mine)
+    if cells != my_cells:
+        raise ValueError(
+            "the decompiled code passes other cells than Dynamo's: %s instead of %s"
+            % (", ".join(sorted(my_cells)) or "none", ", ".join(sorted(cells)) or "none")
+        )
     unsafe = sorted(unbound_reads(mine) - unbound_reads(dynamo))
     if unsafe:
         raise ValueError("the decompiled code may read %s before assigning it" % ", ".join(unsafe))
@@ -49,6 +56,21 @@ def global_names(code: types.CodeType) -> Set[str]:
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
             found |= global_names(const)
+    return found
+
+
+def cell_loads(code: types.CodeType) -> Set[str]:
+    """Cell and free variables whose cell object (not its value) ``code`` loads.
+
+    That is what makes a closure: Dynamo passes cells to the functions that build resume
+    functions, and a decompiler that reads the value instead breaks the call. 3.13+ spell
+    LOAD_CLOSURE as LOAD_FAST of a cell variable.
+    """
+    cells = set(code.co_cellvars) | set(code.co_freevars)
+    found: Set[str] = set()
+    for instr in dis.get_instructions(code):
+        if instr.opname == "LOAD_CLOSURE" or (instr.opname.startswith("LOAD_FAST") and instr.argval in cells):
+            found.add(instr.argval)
     return found
 
 
@@ -106,7 +128,8 @@ def unbound_reads(code: types.CodeType) -> FrozenSet[str]:
     for n, instr in enumerate(instrs):
         if state[n] is not None:
             _step(instr, state[n], unsafe)  # type: ignore[arg-type]
-    return frozenset(unsafe)
+    # 3.13+ load a cell object for a closure with LOAD_FAST: that is not a read of a local.
+    return frozenset(unsafe - set(code.co_cellvars) - set(code.co_freevars))
 
 
 def _step(instr: dis.Instruction, assigned: FrozenSet[str], unsafe: Set[str]) -> FrozenSet[str]:
