@@ -311,7 +311,10 @@ class GraphDumper:
         swapped = 0
         for qualname, module in modules:
             new = functions.get(qualname + "forward")
-            if new is not None and _swap_code(vars(type(module)).get("forward"), new):
+            forward = vars(type(module)).get("forward")
+            # Only a forward torch.fx generated for this very module: a lazy module's
+            # placeholder forward is one function shared by every such module.
+            if new is not None and torch_internals.is_generated_function(forward) and _swap_code(forward, new):
                 swapped += 1
         if swapped:
             if stage not in graph.runs:
