@@ -191,6 +191,31 @@ class Assembler:
         else:
             self.add("LIST_TO_TUPLE")
 
+    def copy(self, n: int) -> None:
+        if PY >= (3, 11):
+            self.add("COPY", n)
+        elif n == 1:
+            self.add("DUP_TOP")
+        elif n == 2:
+            for op in ("ROT_TWO", "DUP_TOP", "ROT_THREE"):
+                self.add(op)
+        else:
+            raise ValueError("COPY %d has no spelling before 3.11" % n)
+
+    def swap(self, n: int) -> None:
+        if PY >= (3, 11):
+            self.add("SWAP", n)
+            return
+        self.rot(n)  # the top goes down to n; then what was at n comes up
+        for _ in range(n - 2):
+            self.rot(n - 1)
+
+    def rot(self, n: int) -> None:
+        if n <= 4:
+            self.add({2: "ROT_TWO", 3: "ROT_THREE", 4: "ROT_FOUR"}[n])
+        else:
+            self.add("ROT_N", n)
+
     def jump_if(self, when: bool, label: Label) -> None:
         if PY >= (3, 13):
             self.add("TO_BOOL")
@@ -824,3 +849,362 @@ def test_random_programs_do_what_their_decompilation_does() -> None:
             refusals[reason] = refusals.get(reason, 0) + 1
     assert not failures, "%r\n\n%s" % (counts, "\n\n".join(failures))
     assert counts["refused"] <= MAX_REFUSED * PROGRAMS, "%r refused: %r" % (counts, refusals)
+
+
+# --------------------------------------------------------------------------- one construct at a time
+
+
+def assemble(text: str, args: Tuple[str, ...] = ("x", "y")) -> types.CodeType:
+    """A code object from one operation a line, spelled for the running interpreter:
+    ``const 1``, ``load x``, ``store x``, ``delete x``, ``global o``, ``callable f``, ``call 2``,
+    ``call_ex``, ``attr``, ``store_attr``, ``list 2``, ``tuple 2``, ``copy 1``, ``swap 2``,
+    ``extend 1``, ``append 1``, ``subscr``, ``slice 1 None``, ``store_subscr``, ``delete_subscr``,
+    ``unpack 2``, ``to_tuple``, ``pop``, ``if_true L``, ``if_false L``, ``jump L`` (forward),
+    ``back L`` (backward), ``label L``, ``return``."""
+    asm = Assembler()
+    labels: Dict[str, Label] = {}
+    for line in text.strip().splitlines():
+        op, *rest = line.split()
+        arg = rest[0] if rest else None
+        number = int(arg) if arg is not None and arg.lstrip("-").isdigit() else None
+        if op == "const":
+            asm.const(number if number is not None else (None if arg == "None" else arg))
+        elif op in ("load", "store", "delete"):
+            asm.add({"load": "LOAD_FAST", "store": "STORE_FAST", "delete": "DELETE_FAST"}[op], arg)
+        elif op == "global":
+            asm.load_global(arg)
+        elif op == "callable":
+            asm.callable(arg)
+        elif op == "call":
+            asm.call(number)
+        elif op == "call_ex":
+            asm.call_ex()
+        elif op == "attr":
+            asm.load_attr("a")
+        elif op == "store_attr":
+            asm.add("STORE_ATTR", "a")
+        elif op in ("list", "tuple", "unpack"):
+            asm.add({"list": "BUILD_LIST", "tuple": "BUILD_TUPLE", "unpack": "UNPACK_SEQUENCE"}[op], number)
+        elif op in ("extend", "append"):
+            asm.add("LIST_EXTEND" if op == "extend" else "LIST_APPEND", number)
+        elif op == "copy":
+            asm.copy(number)
+        elif op == "swap":
+            asm.swap(number)
+        elif op == "subscr":
+            asm.subscr()
+        elif op == "slice":
+            bounds = [None if x == "None" else int(x) for x in rest]
+            asm.slice_const(slice(*bounds), False)
+        elif op in ("store_subscr", "delete_subscr"):
+            asm.add(op.upper())
+        elif op == "to_tuple":
+            asm.list_to_tuple()
+        elif op == "pop":
+            asm.add("POP_TOP")
+        elif op in ("if_true", "if_false"):
+            asm.jump_if(op == "if_true", labels.setdefault(arg, Label()))
+        elif op == "jump":
+            asm.add("JUMP_FORWARD", labels.setdefault(arg, Label()))
+        elif op == "back":
+            asm.add("JUMP_BACKWARD" if PY >= (3, 11) else "JUMP_ABSOLUTE", labels.setdefault(arg, Label()))
+        elif op == "label":
+            asm.out.append(labels.setdefault(arg, Label()))
+        elif op == "return":
+            asm.add("RETURN_VALUE")
+        else:
+            raise ValueError("unknown operation %r" % line)
+    return asm.code("program", list(args))
+
+
+def decompiled(text: str) -> str:
+    """The decompilation of a program, checked to do what the program does."""
+    code = assemble(text)
+    outcome, details = check(code)
+    assert outcome == "equivalent", "%s\n%s\n%s" % (outcome, details, disassembly(code))
+    return details
+
+
+def body(source: str) -> str:
+    """The function's body, dedented: what the tests below compare."""
+    lines = source.splitlines()
+    assert lines[0] == "def program(x, y):", source
+    return "\n".join(line[4:] for line in lines[1:])
+
+
+needs_list_extend = pytest.mark.skipif(PY < (3, 9), reason="LIST_EXTEND and LIST_TO_TUPLE are 3.9+")
+
+
+def test_calls_nest_when_nothing_happens_between() -> None:
+    assert body(decompiled("""
+        callable g
+        const 1
+        callable f
+        const 2
+        call 1
+        call 2
+        return
+    """)) == "return g(1, f(2))"
+
+
+def test_a_value_waiting_while_a_call_runs_is_evaluated_first() -> None:
+    assert body(decompiled("""
+        load x
+        attr
+        callable f
+        const 1
+        call 1
+        pop
+        return
+    """)) == "__stack_0 = x.a\nf(1)\nreturn __stack_0"
+
+
+def test_swapped_calls_keep_their_order() -> None:
+    assert body(decompiled("""
+        callable f
+        const 1
+        call 1
+        callable f
+        const 2
+        call 1
+        swap 2
+        tuple 2
+        return
+    """)) == "__stack_0 = f(1)\nreturn f(2), __stack_0"
+
+
+def test_a_copied_call_result_is_evaluated_once() -> None:
+    assert body(decompiled("""
+        callable f
+        const 1
+        call 1
+        copy 1
+        tuple 2
+        return
+    """)) == "__stack_0 = f(1)\nreturn __stack_0, __stack_0"
+
+
+def test_values_left_on_the_stack_still_run() -> None:
+    assert body(decompiled("""
+        callable f
+        const 1
+        call 1
+        load x
+        attr
+        const 2
+        return
+    """)) == "f(1)\nx.a\nreturn 2"
+
+
+def test_a_read_waiting_while_its_local_changes_keeps_the_old_value() -> None:
+    assert body(decompiled("""
+        load x
+        const 1
+        store x
+        return
+    """)) == "__stack_0 = x\nx = 1\nreturn __stack_0"
+
+
+def test_list_juggling_disappears() -> None:
+    # torch.compile passes values around in lists it builds and takes apart at once.
+    assert body(decompiled("""
+        tuple 0
+        list 1
+        const 0
+        subscr
+        return
+    """)) == "return ()"
+    assert body(decompiled("""
+        load x
+        load y
+        list 2
+        copy 1
+        const -1
+        subscr
+        swap 2
+        copy 1
+        const -1
+        delete_subscr
+        const 0
+        subscr
+        tuple 2
+        return
+    """)) == "return y, x"
+
+
+def test_slices_of_a_built_list_are_taken_at_once() -> None:
+    assert body(decompiled("""
+        callable f
+        const 1
+        call 1
+        load x
+        list 2
+        slice 1 None
+        subscr
+        return
+    """)) == "f(1)\nreturn [x]"
+
+
+def test_slice_assignment_on_a_built_list() -> None:
+    assert body(decompiled("""
+        load x
+        list 1
+        load y
+        list 1
+        copy 2
+        slice 0 0
+        store_subscr
+        return
+    """)) == "return [y, x]"
+
+
+def test_a_list_used_twice_is_one_list() -> None:
+    assert body(decompiled("""
+        callable f
+        const 1
+        list 0
+        copy 1
+        call 3
+        return
+    """)) == "__stack_0 = []\nreturn f(1, __stack_0, __stack_0)"
+
+
+def test_a_list_nobody_sees_still_evaluates_its_items() -> None:
+    assert body(decompiled("""
+        callable f
+        const 1
+        call 1
+        list 1
+        const 0
+        delete_subscr
+        const 2
+        return
+    """)) == "f(1)\nreturn 2"
+
+
+def test_appending_a_list_to_itself() -> None:
+    assert body(decompiled("""
+        list 0
+        copy 1
+        append 1
+        return
+    """)) == "__stack_0 = []\n__stack_0.append(__stack_0)\nreturn __stack_0"
+
+
+@needs_list_extend
+def test_star_call_of_a_built_list() -> None:
+    assert body(decompiled("""
+        global f
+        const 1
+        load x
+        list 2
+        load y
+        extend 1
+        to_tuple
+        call_ex
+        return
+    """.replace("global f", "callable f"))) == "return f(1, x, *y)"
+
+
+@needs_list_extend
+def test_an_extended_list_reads_what_it_extends_with_at_once() -> None:
+    # ``[*y]`` must iterate y before y[0] changes.
+    assert body(decompiled("""
+        list 0
+        load y
+        extend 1
+        const 5
+        load y
+        const 0
+        store_subscr
+        return
+    """)) == "__stack_0 = [*y]\ny[0] = 5\nreturn [*__stack_0]"
+
+
+def test_unpacking_a_built_list_reverses_nothing() -> None:
+    assert body(decompiled("""
+        callable f
+        const 1
+        call 1
+        callable f
+        const 2
+        call 1
+        list 2
+        unpack 2
+        tuple 2
+        return
+    """)) == "__stack_0 = f(1)\nreturn f(2), __stack_0"
+
+
+def test_a_branch_runs_waiting_calls_before_its_test() -> None:
+    assert body(decompiled("""
+        callable f
+        const 1
+        call 1
+        load x
+        if_true L
+        const 2
+        return
+        label L
+        return
+    """)) == "__stack_0 = f(1)\nif x:\n    return __stack_0\nreturn 2"
+
+
+def test_a_join_is_printed_on_both_paths() -> None:
+    assert body(decompiled("""
+        load x
+        if_false L
+        callable f
+        const 1
+        call 1
+        pop
+        label L
+        const 2
+        return
+    """)) == "if x:\n    f(1)\n    return 2\nreturn 2"
+
+
+def test_graph_outputs_are_read_where_they_are_used() -> None:
+    # torch.compile keeps a compiled graph's result in graph_out_0 and only reads items of it.
+    code = """
+        callable g
+        const 1
+        const 2
+        call 2
+        store graph_out_0
+        load graph_out_0
+        const 0
+        subscr
+        callable f
+        const 3
+        call 1
+        pop
+        return
+    """
+    assert body(decompiled(code)) == "graph_out_0 = g(1, 2)\nf(3)\nreturn graph_out_0[0]"
+    # Passed to a call, the list could change: then its items are read in bytecode order.
+    other = code.replace("store graph_out_0", "store graph_out_0\ncallable f\nload graph_out_0\ncall 1\npop")
+    assert "__stack_0 = graph_out_0[0]\nf(3)\nreturn __stack_0" in body(decompiled(other))
+
+
+def test_loops_and_generators_are_refused_in_one_line() -> None:
+    code = assemble("""
+        label L
+        load x
+        if_false E
+        back L
+        label E
+        const 1
+        return
+    """)
+    with pytest.raises(DecompilationError) as info:
+        decompile_transformed(code)
+    assert "\n" not in str(info.value) and "loop" in str(info.value)
+
+    def generator():
+        yield 1
+
+    with pytest.raises(DecompilationError):
+        decompile_transformed(generator.__code__)
+    with pytest.raises(TypeError):
+        decompile_transformed("not code")  # type: ignore[arg-type]

@@ -206,6 +206,8 @@ class MachineSimulator(Simulator):
         #: Names the code already uses; temporaries avoid them.
         self.taken = set(code.co_varnames) | set(code.co_names) | set(code.co_cellvars) | set(code.co_freevars)
         self.counter = 0
+        #: The temporaries made so far.
+        self.temps: Set[str] = set()
 
     # -- what waits -------------------------------------------------------------------------------
     def pure(self, value: Any) -> bool:
@@ -252,18 +254,21 @@ class MachineSimulator(Simulator):
             self.counter += 1
             if candidate not in self.taken:
                 self.taken.add(candidate)
+                self.temps.add(candidate)
                 return candidate
 
     def spill(self, state: State, value: Any, target: Optional[str] = None) -> Any:
         """Evaluate ``value`` (waiting somewhere) now into a temporary, or ``target``; it waits as
-        that name from now on. Impure values computed before it are spilled first.
+        that name from now on. If evaluating it has effects, impure values computed before it
+        are spilled first.
         """
         if target is not None and any(target in names_read(x) for _, _, x in self.pending(state) if x is not value):
             # Waiting values read the old ``target``: they are spilled before it changes.
             temp = self.spill(state, value)
             self.emit(state, assign(target, temp))
             return temp
-        self.spill_before(state, value)
+        if self.impure(value) or (isinstance(value, NewList) and any(self.impure(x) for x in self.inside(value))):
+            self.spill_before(state, value)
         ident = target or self.temp()
         result: Any = name(ident)
         if isinstance(value, NewList):
@@ -780,7 +785,7 @@ class MachineDecompiler:
         self.budget = STEP_BUDGET_FACTOR * max(len(self.instrs), 16)
 
     def function(self) -> ast.FunctionDef:
-        body = self.path(0, State())
+        body = inline_temporaries(self.path(0, State()), self.sim.temps)
         if body and isinstance(body[-1], ast.Return) and isinstance(body[-1].value, ast.Constant) \
                 and body[-1].value.value is None:
             body.pop()
@@ -807,8 +812,12 @@ class MachineDecompiler:
                 position = self.forward(ins)
                 continue
             if ins.op in POP_JUMPS:
-                self.branch(ins, position, state)
-                return state.stmts
+                taken = self.constant_test(ins, state)
+                if taken is None:
+                    self.branch(ins, position, state)
+                    return state.stmts
+                position = self.forward(ins) if taken else position + 1
+                continue
             if (ins.op == "COPY" and ins.arg == 1 and position + 1 < len(instrs)
                     and instrs[position + 1].op in ("STORE_FAST", "STORE_DEREF")):
                 self.sim.copy_to_name(state, instrs[position + 1].arg)
@@ -873,6 +882,16 @@ class MachineDecompiler:
                                      offset=ins.offset, opname=ins.raw or ins.op)
         return target
 
+    def constant_test(self, ins: Instr, state: State) -> Optional[bool]:
+        """Whether a jump on a constant is taken (the constant is popped); None if not a constant."""
+        test = state.stack[-1] if state.stack else None
+        if not isinstance(test, ast.Constant):
+            return None
+        state.pop()
+        if ins.op in ("POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE"):
+            return (test.value is None) == (ins.op == "POP_JUMP_IF_NONE")
+        return bool(test.value) == (ins.op == "POP_JUMP_IF_TRUE")
+
     def branch(self, ins: Instr, position: int, state: State) -> None:
         sim = self.sim
         test = sim.pop_expr(state)
@@ -899,3 +918,119 @@ class MachineDecompiler:
 
 def ends(stmts: List[ast.stmt]) -> bool:
     return bool(stmts) and isinstance(stmts[-1], (ast.Return, ast.Raise))
+
+
+# --------------------------------------------------------------------------- tidying
+
+
+#: Expressions whose evaluation has no effect of its own (their operands may have some).
+INERT = (ast.Name, ast.Constant, ast.Tuple, ast.List, ast.Slice, ast.Load)
+
+#: Expressions whose evaluation order `evaluation` knows.
+ORDERED = INERT + (ast.Call, ast.keyword, ast.Attribute, ast.Subscript, ast.Starred, ast.BinOp, ast.UnaryOp,
+                   ast.Compare, ast.operator, ast.unaryop, ast.cmpop)
+
+
+def evaluation(node: ast.AST) -> Iterator[ast.AST]:
+    """``node`` and its sub-expressions in the order Python finishes evaluating them."""
+    if isinstance(node, ast.Call):
+        children: List[ast.AST] = [node.func] + list(node.args) + [k.value for k in node.keywords]
+    else:
+        children = list(ast.iter_child_nodes(node))
+    for child in children:
+        yield from evaluation(child)
+    yield node
+
+
+def statement_parts(stmt: ast.stmt) -> Optional[List[ast.AST]]:
+    """The expressions a simple statement evaluates, in order; None for other statements."""
+    if isinstance(stmt, (ast.Return, ast.Expr)):
+        return [stmt.value] if stmt.value is not None else []
+    if isinstance(stmt, ast.If):
+        return [stmt.test]
+    if isinstance(stmt, (ast.Assign, ast.Delete)):
+        parts: List[ast.AST] = [stmt.value] if isinstance(stmt, ast.Assign) else []
+        for target in stmt.targets:
+            if isinstance(target, ast.Attribute):
+                parts.append(target.value)
+            elif isinstance(target, ast.Subscript):
+                parts.extend([target.value, target.slice])
+            elif not isinstance(target, ast.Name):
+                return None
+        return parts
+    return None
+
+
+def first_effect_reads(stmt: ast.stmt, ident: str) -> bool:
+    """Whether ``stmt`` reads ``ident`` before anything it evaluates has an effect."""
+    parts = statement_parts(stmt)
+    if parts is None:
+        return False
+    for part in parts:
+        for node in evaluation(part):
+            if not isinstance(node, ORDERED):
+                return False
+            if isinstance(node, ast.Name) and node.id == ident and isinstance(node.ctx, ast.Load):
+                return True
+            if not isinstance(node, INERT) and not isinstance(node, (ast.operator, ast.unaryop, ast.cmpop)):
+                return False
+    return False
+
+
+class Substitute(ast.NodeTransformer):
+    """Put an expression where a temporary is read (``*t`` of a ``t = [*x]`` becomes ``*x``)."""
+
+    def __init__(self, ident: str, value: ast.expr) -> None:
+        self.ident = ident
+        self.value = value
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        return self.value if node.id == self.ident else node
+
+    def visit_Starred(self, node: ast.Starred) -> ast.AST:
+        value = self.value
+        if (isinstance(node.value, ast.Name) and node.value.id == self.ident and isinstance(value, ast.List)
+                and len(value.elts) == 1 and isinstance(value.elts[0], ast.Starred)):
+            return value.elts[0]
+        self.generic_visit(node)
+        return node
+
+
+def inline_temporaries(body: List[ast.stmt], temps: Set[str]) -> List[ast.stmt]:
+    """Drop ``t = value`` where the temporary ``t`` is read once, by the next statement, before
+    that statement does anything else: the value is evaluated there instead, at the same point.
+    A temporary never read keeps only its value's evaluation."""
+    reads: Dict[str, int] = {}
+    for node in ast.walk(ast.Module(body=body, type_ignores=[])):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in temps:
+            reads[node.id] = reads.get(node.id, 0) + 1
+
+    def tidy(stmts: List[ast.stmt]) -> List[ast.stmt]:
+        out: List[ast.stmt] = []
+        for stmt in stmts:
+            for field in ("body", "orelse", "finalbody"):
+                if isinstance(getattr(stmt, field, None), list):
+                    setattr(stmt, field, tidy(getattr(stmt, field)))
+            for handler in getattr(stmt, "handlers", []):
+                handler.body = tidy(handler.body)
+            while out and is_temporary(out[-1], temps) and reads.get(out[-1].targets[0].id) == 1:
+                previous = out[-1]
+                ident = previous.targets[0].id
+                if not first_effect_reads(stmt, ident):
+                    break
+                stmt = Substitute(ident, previous.value).visit(stmt)
+                out.pop()
+            if is_temporary(stmt, temps) and not reads.get(stmt.targets[0].id):
+                # Never read: only the evaluation is left, if it does anything.
+                if is_pure(stmt.value):
+                    continue
+                stmt = ast.Expr(value=stmt.value)
+            out.append(stmt)
+        return out
+
+    return tidy(body)
+
+
+def is_temporary(stmt: ast.stmt, temps: Set[str]) -> bool:
+    return (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+            and stmt.targets[0].id in temps)
