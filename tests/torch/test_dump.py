@@ -178,6 +178,7 @@ def main():
     scaler.apply = torch.compile(scaler.apply, backend="eager")
     out.append(scaler.apply(x))
     out.append(torch.compile(whole, backend="eager", fullgraph=True)(x))
+    out.append(torch.compile(lambda v: v * 5 - 1, backend="eager")(x))
     return [t.detach().tolist() for t in out]
 
 
@@ -283,7 +284,7 @@ def test_transformed_code_runs_from_the_dumped_files(main_runs):
     folder = main_runs["dirs"][0]
     index = load_index(folder)
     traced = main_runs["trace"]
-    must = {"r", "breaks", "closure", "bump", "forward", "apply", "whole"}
+    must = {"r", "breaks", "closure", "bump", "forward", "apply", "whole", "_lambda_"}
     decompiled = 0
     for frame in index["frames"]:
         for entry in frame["entries"]:
@@ -315,6 +316,7 @@ def test_frame_kinds(main_runs):
     index = load_index(folder)
     frames = frames_by_name(index)
     assert frames["forward"]["qualname"] == "Net.forward"
+    assert frames["_lambda_"]["name"] == "<lambda>"
     assert frames["apply"]["qualname"] == "Scaler.apply"
     assert frames["closure"]["qualname"] == "make_closure.<locals>.closure"
     assert len(frames["whole"]["entries"]) == 1
@@ -680,6 +682,7 @@ GUARD_PARTS = [
     "L['n'] == 1",
     "___some_future_helper(L['x'], 3)",
     "2 <= L['x'].size()[1]",
+    "___check_type_id(L['x'], 94157774395824), type=<class 'torch.Tensor'>",
 ]
 
 
@@ -696,6 +699,7 @@ def test_guard_parts_become_python():
     assert exprs[9] == "L['n'] == 1" and clauses[9].original is None
     assert exprs[10].startswith("___torch_guard(")
     assert exprs[11] == "2 <= L['x'].size()[1]"
+    assert exprs[12] == "type(L['x']) is torch.Tensor"
     used = guards.helpers_used(clauses)
     assert used == {
         "___torch_guard", "___check_global_state", "___check_torch_function_mode_stack", "utils_device",

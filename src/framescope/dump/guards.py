@@ -130,7 +130,7 @@ def _clause(part: str) -> Clause:
     match = _ID_CHECK.match(text)
     if match and _parses(match.group(2)):
         kind, subject, number = match.groups()
-        if kind == "type" and type_name is not None and "." not in type_name and hasattr(builtins, type_name):
+        if kind == "type" and type_name is not None and _spelled(type_name):
             return Clause("type(%s) is %s" % (subject, type_name), flat)
         return Clause("___check_%s_id(%s, %s)" % (kind, subject, number), flat if suffix else None)
     match = _TENSOR_CHECK.match(" ".join(text.split()))
@@ -142,6 +142,13 @@ def _clause(part: str) -> Clause:
     if _usable(text):
         return Clause(text, None)
     return Clause("___torch_guard(%r)" % flat, None)
+
+
+def _spelled(type_name: str) -> bool:
+    """Whether the full-code file can name the class: a builtin, or torch's (torch.Tensor)."""
+    if "." not in type_name:
+        return hasattr(builtins, type_name)
+    return re.fullmatch(r"torch(\.[A-Za-z_]\w*)+", type_name) is not None
 
 
 def _parses(text: str) -> bool:

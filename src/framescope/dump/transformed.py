@@ -59,7 +59,11 @@ def make(
     try:
         from framescope.decompiler.machine import decompile_transformed
 
-        source = decompile_transformed(dynamo, indent=4)
+        named = dynamo
+        if not dynamo.co_name.isidentifier():
+            # A lambda's "<lambda>" cannot name a def; _rename gives the name back.
+            named = dynamo.replace(co_name=naming.sanitise(dynamo.co_name))
+        source = decompile_transformed(named, indent=4)
         if aliases:
             source = naming.strip_graph_uuids(source)
         text, code = _compile(original, dynamo, source, filename, header)
