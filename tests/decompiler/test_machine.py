@@ -359,6 +359,9 @@ class Model:
 
 #: Locals besides the arguments ``x`` (an object) and ``y`` (a list of three objects).
 LOCALS = ["a", "b", "c"]
+#: Where programs keep a call's list the way torch.compile keeps a graph's outputs: stored
+#: from the call, read as ``graph_out_0[k]``, deleted; rarely used any other way.
+GRAPH_OUT = "graph_out_0"
 CONSTANTS = [0, 1, 2, -1, "s", None]
 BOUNDS = [None, 0, 1, 2, -1, -2]
 
@@ -373,6 +376,8 @@ class Generator:
         self.tags = 0
         self.depth = 0
         self.fused = PY >= (3, 12)
+        #: Whether this program uses the graph output like any other local.
+        self.any_use = rng.random() < 0.1
 
     def program(self) -> types.CodeType:
         model = Model([], {"x": Obj(), "y": Seq([Obj(), Obj(), Obj()], True)})
@@ -395,7 +400,7 @@ class Generator:
             (1, self.op_global), (1, self.op_store_attr), (3, self.op_build_list), (1, self.op_build_tuple),
             (3, self.op_subscr), (2, self.op_slice), (2, self.op_store_subscr), (1, self.op_store_slice),
             (1, self.op_del_subscr), (1, self.op_del_slice), (1, self.op_unpack), (2, self.op_pop),
-            (2, self.op_list_append), (1, self.op_branch),
+            (2, self.op_list_append), (1, self.op_branch), (1, self.op_graph), (2, self.op_graph_read),
         ]
         if PY >= (3, 9):
             ops += [(2, self.op_list_extend), (1, self.op_list_to_tuple)]
@@ -437,10 +442,14 @@ class Generator:
         model.stack.append(Seq([Const(1), Const(2)], False) if isinstance(value, tuple) else Const(value))
         return True
 
+    def names(self, model: Model) -> List[str]:
+        """Bound locals a general operation may use: the graph output only in some programs."""
+        return sorted(n for n in model.local if n != GRAPH_OUT or self.any_use)
+
     def op_load(self, model: Model, test: bool) -> bool:
         if test:
-            return bool(model.local)
-        name = self.rng.choice(sorted(model.local))
+            return bool(self.names(model))
+        name = self.rng.choice(self.names(model))
         self.asm.add("LOAD_FAST", name)
         model.stack.append(model.local[name])
         return True
@@ -448,7 +457,7 @@ class Generator:
     def op_store(self, model: Model, test: bool) -> bool:
         if test:
             return bool(model.region())
-        name = self.rng.choice(["x", "y"] + LOCALS)
+        name = self.rng.choice(["x", "y"] + LOCALS + ([GRAPH_OUT] if self.any_use else []))
         self.asm.add("STORE_FAST", name)
         model.local[name] = model.stack.pop()
         return True
@@ -456,7 +465,7 @@ class Generator:
     def op_delete(self, model: Model, test: bool) -> bool:
         if test:
             return bool(model.local)
-        name = self.rng.choice(sorted(model.local))
+        name = self.rng.choice(sorted(model.local))  # graph outputs are deleted too
         self.asm.add("DELETE_FAST", name)
         del model.local[name]
         return True
@@ -466,6 +475,30 @@ class Generator:
             return True
         self.asm.load_global("o")
         model.stack.append(Obj())
+        return True
+
+    def op_graph(self, model: Model, test: bool) -> bool:
+        if test:
+            return True
+        self.tags += 1
+        count = self.rng.randint(0, 3)
+        self.asm.callable("g")
+        for value in [self.tags] + list(range(count)):
+            self.asm.const(value)
+        self.asm.call(count + 1)
+        self.asm.add("STORE_FAST", GRAPH_OUT)
+        model.local[GRAPH_OUT] = Seq([Obj() for _ in range(count + 1)], True)
+        return True
+
+    def op_graph_read(self, model: Model, test: bool) -> bool:
+        out = model.local.get(GRAPH_OUT)
+        if test:
+            return isinstance(out, Seq) and out.min_len > 0
+        index = self.index(out)
+        self.asm.add("LOAD_FAST", GRAPH_OUT)
+        self.asm.const(index)
+        self.asm.subscr()
+        model.stack.append(out.items[index] if out.items is not None else Unknown())
         return True
 
     # -- calls -----------------------------------------------------------------------------------
@@ -503,9 +536,18 @@ class Generator:
         return Seq([Obj() for _ in range(argc)], True)
 
     def op_call_ex(self, model: Model, test: bool) -> bool:
+        """``f(*list)``: the list on top, or one built from the arguments there, as Dynamo does."""
         index = self.frame_index(model)
+        argc = len(model.stack) - index - 1
         if test:
-            return index >= 0 and index == len(model.stack) - 2 and isinstance(model.stack[-1], Seq)
+            return index >= 0 and 1 <= argc <= 4
+        if not (argc == 1 and isinstance(model.stack[-1], Seq) and self.rng.random() < 0.5):
+            self.asm.add("BUILD_LIST", argc)
+            items = model.stack[index + 1:]
+            del model.stack[index + 1:]
+            model.stack.append(Seq(items, True))
+            if PY >= (3, 9) and self.rng.random() < 0.3:
+                self.asm.list_to_tuple()
         star = model.stack.pop()
         frame = model.stack.pop()
         self.asm.call_ex()
@@ -756,21 +798,37 @@ class Generator:
 
     # -- control flow ------------------------------------------------------------------------------
     def op_branch(self, model: Model, test: bool) -> bool:
+        """``if``: code the jump skips, then the join; or ``if``/``else`` with a forward jump
+        over the second block. A block may return instead of joining."""
         if test:
             return bool(model.region()) and self.depth < 2
         model.stack.pop()
         label = Label()
         self.asm.jump_if(self.rng.random() < 0.5, label)
-        branch, copies = model.clone()
-        branch.stack.append(Barrier())
-        self.depth += 1
-        self.block(branch, self.rng.randint(1, 8))
-        self.depth -= 1
-        returns = self.rng.random() < 0.4
-        self.finish(branch, returns)
+        branches = 2 if self.rng.random() < 0.3 else 1
+        joined = []
+        for number in range(branches):
+            branch, copies = model.clone()
+            branch.stack.append(Barrier())
+            self.depth += 1
+            self.block(branch, self.rng.randint(1, 8))
+            self.depth -= 1
+            # The last block joins if no other did: the code after it must be reachable.
+            returns = self.rng.random() < 0.4 and (joined or number < branches - 1)
+            self.finish(branch, returns)
+            if not returns:
+                branch.stack.pop()  # the barrier
+                joined.append((branch, copies))
+            if number < branches - 1:
+                end = Label()
+                if not returns:
+                    self.asm.add("JUMP_FORWARD", end)
+                self.asm.out.append(label)
+                label = end
         self.asm.out.append(label)
-        if not returns:
-            branch.stack.pop()  # the barrier
+        if branches == 1 and not joined:
+            return True  # the jump's path goes on with the model as it is
+        for branch, copies in joined:
             model.join(branch, copies)
         return True
 

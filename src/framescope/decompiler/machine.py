@@ -336,7 +336,8 @@ class MachineSimulator(Simulator):
         while True:
             before = self.impure_ids(state)
             apply()
-            if self.impure_ids(state) == before:
+            after = self.impure_ids(state)
+            if after == before and len(set(after)) == len(after):
                 return
             undo()
             if not self.spill_first(state):
@@ -452,16 +453,24 @@ class MachineSimulator(Simulator):
     def op_POP_TOP(self, ins: Instr, state: State) -> None:
         self.discard(state, state.pop())
 
-    def discard(self, state: State, value: Any) -> None:
-        """``value`` left the top of the stack unused: evaluate what it has of effects."""
-        if isinstance(value, NewList):
-            if not self.count(state, value):
-                for item in value.items:
-                    self.discard(state, item)
-            return
-        if isinstance(value, v.Marker) or self.pure(value):
-            return
-        self.emit(state, ast.Expr(value=unstarred(self.expr(value))))
+    def discard(self, state: State, *values: Any) -> None:
+        """``values`` left the top of the stack unused: evaluate what they have of effects, once
+        each (a list in two of them is one list; one that still waits elsewhere is left alone)."""
+        seen: Set[int] = set()
+
+        def drop(value: Any) -> None:
+            if isinstance(value, NewList):
+                if id(value) not in seen and not self.count(state, value):
+                    seen.add(id(value))
+                    for item in value.items:
+                        drop(item)
+                return
+            if isinstance(value, v.Marker) or self.pure(value):
+                return
+            self.emit(state, ast.Expr(value=unstarred(self.expr(value))))
+
+        for value in values:
+            drop(value)
 
     def store(self, state: State, target: ast.expr) -> None:
         value = state.pop()
@@ -685,9 +694,7 @@ class MachineSimulator(Simulator):
             return
         # Nobody sees the list any more: only the evaluations of what it held are left, in
         # the bytecode's order (the stored value was below the list).
-        for item in [source] if source is not None else items:
-            self.discard(state, item)
-        self.discard(state, target)
+        self.discard(state, *([source] if source is not None else items), target)
 
     def op_STORE_SLICE(self, ins: Instr, state: State) -> None:
         self.slice_on_top(state)
