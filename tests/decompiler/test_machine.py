@@ -166,8 +166,10 @@ class Assembler:
 
     def call_ex(self) -> None:
         if PY >= (3, 14):
-            self.add("PUSH_NULL")  # the kwargs slot
-        self.add("CALL_FUNCTION_EX", 0)
+            self.add("PUSH_NULL")  # the kwargs slot; the flag argument is gone
+            self.add("CALL_FUNCTION_EX")
+        else:
+            self.add("CALL_FUNCTION_EX", 0)
 
     def load_attr(self, name: str) -> None:
         self.add("LOAD_ATTR", (False, name) if PY >= (3, 12) else name)
