@@ -882,6 +882,16 @@ def test_session_records_and_index(tmp_path):
     assert session.write("sub/a.py", "x = 1\n").read_text() == "x = 1\n"
 
 
+def test_session_removes_what_an_earlier_dump_left(tmp_path):
+    stale = ["index.json", "index.md", "__transformed_code_3_for_f.py", "full_code_for_g.py", "__compiled_fn_7.dynamo.py"]
+    kept = ["notes.txt", "f.py", "__compiled_fn_7.py", "full_code_for_g.txt"]
+    for name in stale + kept:
+        (tmp_path / name).write_text("x")
+    session = DumpSession(tmp_path)
+    session.write("full_code_for_f.py", "pass\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(kept + ["full_code_for_f.py"])
+
+
 def test_session_warns_once(tmp_path):
     from framescope.dump import DumpWarning
 

@@ -13,6 +13,7 @@ or entry exists. ``"code"`` never reaches index.json.
 from __future__ import annotations
 
 import os
+import re
 import sys
 import threading
 import types
@@ -98,13 +99,16 @@ class DumpSession:
 
         Decided on first use: ``root/rank_<r>`` when torch.distributed runs with more than
         one process (from the initialised process group, else the RANK / WORLD_SIZE
-        variables that launchers set), ``root`` otherwise.
+        variables that launchers set), ``root`` otherwise. Files an earlier dump left there
+        (names a dump writes, nothing else) are removed then, so that the folder shows
+        this run only.
         """
         with self.lock:
             if self._dir is None:
                 rank = _distributed_rank()
                 path = self.root if rank is None else self.root / ("rank_%d" % rank)
                 path.mkdir(parents=True, exist_ok=True)
+                _remove_stale(path)
                 self._dir = path
             return self._dir
 
@@ -226,9 +230,9 @@ class DumpSession:
         if first:
             warnings.warn(
                 "framescope.dump: %s (the program is not affected; every such problem is "
-                "listed in %s)" % (message, self.root / "index.json"),
+                "listed in %s)" % (message, (self._dir or self.root) / "index.json"),
                 DumpWarning,
-                stacklevel=2,
+                stacklevel=_user_stacklevel(),
             )
 
     # ------------------------------------------------------------------ output
@@ -265,6 +269,40 @@ class DumpSession:
             self.on_event(dict(event))
         except Exception as exc:  # a progress printer must not break the program
             self.warn("the on_event callback raised %s: %s" % (type(exc).__name__, exc))
+
+
+def _remove_stale(folder: Path) -> None:
+    for path in folder.iterdir():
+        if is_dump_file(path.name) and path.is_file() and not path.is_symlink():
+            try:
+                path.unlink()
+            except OSError:  # read-only or vanished: it is overwritten or left, no harm
+                pass
+
+
+def is_dump_file(name: str) -> bool:
+    """Whether a file name is one framescope.dump writes (index, transformed, full code, graphs)."""
+    return name in ("index.json", "index.md") or re.fullmatch(
+        r"(__transformed_code_\d+_for_\w+|full_code_for_\w+|__compiled_fn_\d+\.\w+)\.py", name
+    ) is not None
+
+
+def _user_stacklevel() -> int:
+    """The warnings stacklevel of the innermost frame outside framescope and torch, seen from
+    DumpSession.warn: the user's line that led to the compile."""
+    inside = [os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]
+    torch = sys.modules.get("torch")
+    if getattr(torch, "__file__", None):
+        inside.append(os.path.dirname(os.path.abspath(torch.__file__)))
+    prefixes = tuple(path + os.sep for path in inside)
+    frame = sys._getframe(2)  # the caller of warn
+    level = 2
+    while frame is not None:
+        if not os.path.abspath(frame.f_code.co_filename).startswith(prefixes):
+            return level
+        frame = frame.f_back
+        level += 1
+    return 2
 
 
 def _distributed_rank() -> Optional[int]:
