@@ -278,7 +278,9 @@ class Removable:
             remove()
 
 
-def register_bytecode_hook(hook: Callable[[types.CodeType, types.CodeType], Optional[types.CodeType]]) -> Removable:
+def register_bytecode_hook(
+    hook: Callable[[types.CodeType, types.CodeType], Optional[types.CodeType]]
+) -> Removable:
     """Call ``hook(original_code, dynamo_code)`` after each frame compile; its result (a code
     object, or None to keep Dynamo's) is what the new cache entry runs."""
     load()
@@ -328,7 +330,9 @@ def compiling_globals() -> Optional[Dict[str, object]]:
     return None
 
 
-def entry_guard(code: types.CodeType, entry_code: types.CodeType) -> Optional[Tuple[Optional[str], Tuple[str, ...]]]:
+def entry_guard(
+    code: types.CodeType, entry_code: types.CodeType
+) -> Optional[Tuple[Optional[str], Tuple[str, ...]]]:
     """(compile id, guard code parts) of the cache entry of ``code`` that runs ``entry_code``;
     None while there is no such entry."""
     for raw in raw_entries(code):

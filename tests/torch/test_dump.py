@@ -14,7 +14,7 @@ import sys
 import textwrap
 import types
 from pathlib import Path
-from typing import Dict, List
+from typing import Dict, Optional
 
 import pytest
 
@@ -25,7 +25,9 @@ IS_EMSCRIPTEN = sys.platform == "emscripten"
 needs_torch = [pytest.mark.torch, pytest.mark.needs_subprocess]
 
 
-def run_program(path: Path, *args: str, env: Dict[str, str] = None, timeout: float = 300) -> subprocess.CompletedProcess:
+def run_program(
+    path: Path, *args: str, env: Optional[Dict[str, str]] = None, timeout: float = 300
+) -> subprocess.CompletedProcess:
     """Run a program file in a fresh interpreter; fail the test on a non-zero exit."""
     done = subprocess.run(
         [sys.executable, str(path)] + list(args),
@@ -37,7 +39,8 @@ def run_program(path: Path, *args: str, env: Dict[str, str] = None, timeout: flo
         env=dict(os.environ, **(env or {})),
     )
     if done.returncode != 0:
-        pytest.fail("%s exited with %d:\n%s" % (path.name, done.returncode, done.stderr[-6000:]), pytrace=False)
+        message = "%s exited with %d:\n%s" % (path.name, done.returncode, done.stderr[-6000:])
+        pytest.fail(message, pytrace=False)
     return done
 
 
@@ -289,7 +292,8 @@ def test_transformed_code_runs_from_the_dumped_files(main_runs):
     for frame in index["frames"]:
         for entry in frame["entries"]:
             if frame["id"] in must or frame["resume_of"] == "breaks":
-                assert entry["decompiled"], "%s entry %d: %s" % (frame["id"], entry["index"], entry["fallback_reason"])
+                why = "%s entry %d: %s" % (frame["id"], entry["index"], entry["fallback_reason"])
+                assert entry["decompiled"], why
             if entry["decompiled"]:
                 decompiled += 1
                 # Every entry ran at least once (the call that compiled it), from the file:
@@ -351,7 +355,8 @@ def test_full_code_files(main_runs):
             for graph in entry["graphs"]:
                 assert graph in defined
         # Every helper a guard calls is defined in the file itself.
-        called = {node.func.id for node in ast.walk(tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)}
+        calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
+        called = {node.func.id for node in calls if isinstance(node.func, ast.Name)}
         assert {name for name in called if name.startswith("___")} <= defined
     r_text = (folder / "full_code_for_r.py").read_text(encoding="utf-8")
     assert "def r(x, n):\n    return x * n" in r_text
@@ -460,7 +465,8 @@ def test_fallback_keeps_the_program_running(tmp_path):
     assert out["nested"] is not None and "cannot be nested" in out["nested"]
     folder = tmp_path / "first"
     index = load_index(folder)
-    assert len(index["frames"]) >= 2 and len(index["warnings"]) == sum(len(f["entries"]) for f in index["frames"])
+    assert len(index["frames"]) >= 2
+    assert len(index["warnings"]) == sum(len(f["entries"]) for f in index["frames"])
     for frame in index["frames"]:
         for entry in frame["entries"]:
             assert entry["decompiled"] is False
@@ -625,7 +631,8 @@ def test_inductor_backend(tmp_path):
     pytest.importorskip("torch")
     program = tmp_path / "ind.py"
     program.write_text(INDUCTOR_PROGRAM, encoding="utf-8")
-    out = tagged(run_program(program, "out", env={"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "inductor")}), "OUT")
+    env = {"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "inductor")}
+    out = tagged(run_program(program, "out", env=env), "OUT")
     assert out["close"]
     assert "__transformed_code_0_for_f.py" in out["ran"]
     index = load_index(tmp_path / "out")
@@ -655,7 +662,8 @@ def test_sanitise_and_unique_ids():
     assert naming.sanitise("<lambda>") == "_lambda_"
     assert naming.sanitise("f") == "f"
     ids = naming.FrameIds()
-    assert [ids.new(n) for n in ("f", "<lambda>", "f", "f_2", "<lambda>")] == ["f", "_lambda_", "f_2", "f_2_2", "_lambda__2"]
+    names = [ids.new(n) for n in ("f", "<lambda>", "f", "f_2", "<lambda>")]
+    assert names == ["f", "_lambda_", "f_2", "f_2_2", "_lambda__2"]
 
 
 def test_stable_graph_names():
@@ -670,7 +678,8 @@ def test_stable_graph_names():
 
 GUARD_PARTS = [
     "torch._functorch.aot_autograd.utils.top_saved_tensors_hooks ids == None",
-    '___check_global_state() against {"grad_mode":true,"deterministic_algorithms":false,"num_threads":2,"default_dtype":6}',
+    "___check_global_state() against "
+    '{"grad_mode":true,"deterministic_algorithms":false,"num_threads":2,"default_dtype":6}',
     "___check_torch_function_mode_stack()",
     "utils_device.CURRENT_DEVICE == None",
     "___check_type_id(L['n'], 140604271328480), type=<class 'int'>",
@@ -678,7 +687,8 @@ GUARD_PARTS = [
     "check_tensor(L['x'], Tensor, DispatchKeySet(CPU, BackendSelect, ADInplaceOrView, AutogradCPU), "
     "torch.float32, device=None, requires_grad=False, size=[3, None], stride=[1, 3])",
     "hasattr(L['x'], '_dynamo_dynamic_indices') == False",
-    "___check_obj_id(G['__builtins_dict___1']['print'], 140604264322672), type=<class 'builtin_function_or_method'>",
+    "___check_obj_id(G['__builtins_dict___1']['print'], 140604264322672), "
+    "type=<class 'builtin_function_or_method'>",
     "L['n'] == 1",
     "___some_future_helper(L['x'], 3)",
     "2 <= L['x'].size()[1]",
@@ -692,7 +702,8 @@ def test_guard_parts_become_python():
     for expr in exprs:
         ast.parse(expr, mode="eval")
     assert exprs[0] == "___torch_guard(%r)" % GUARD_PARTS[0]
-    assert exprs[1] == "___check_global_state({'grad_mode': True, 'deterministic_algorithms': False, 'num_threads': 2})"
+    state = "{'grad_mode': True, 'deterministic_algorithms': False, 'num_threads': 2}"
+    assert exprs[1] == "___check_global_state(%s)" % state
     assert exprs[4] == "type(L['n']) is int" and clauses[4].original == GUARD_PARTS[4]
     assert exprs[5] == "___check_type_id(L['m'], 140604271328480)"
     assert exprs[6] == "___check_tensor(L['x'], torch.float32, None, False, [3, None], [1, 3])"
@@ -717,7 +728,8 @@ def test_guard_helpers_evaluate():
     assert namespace["___check_type_id"](3, id(int)) and not namespace["___check_type_id"]("3", id(int))
     assert namespace["___check_obj_id"](marker, id(marker))
     assert namespace["___dict_contains"]("a", {"a": 1})
-    expr = " and ".join(c.expr for c in guards.render(["L['n'] == 1", "___check_type_id(L['n'], %d)" % id(int)]))
+    parts = ["L['n'] == 1", "___check_type_id(L['n'], %d)" % id(int)]
+    expr = " and ".join(c.expr for c in guards.render(parts))
     assert eval(expr, dict(namespace, L={"n": 1}, G={})) is True
     assert eval(expr, dict(namespace, L={"n": 2}, G={})) is False
 
@@ -819,7 +831,8 @@ def _cell_code() -> types.CodeType:
 def test_transformed_file_keeps_free_and_cell_variables(tmp_path):
     # A decompiled def that no longer uses a free variable, nor makes a closure over a cell.
     code = _closure_code()
-    text, compiled = transformed._compile(code, code, "def inner(x):\n    return x + a\n", str(tmp_path / "t.py"), ["# h"])
+    source = "def inner(x):\n    return x + a\n"
+    text, compiled = transformed._compile(code, code, source, str(tmp_path / "t.py"), ["# h"])
     assert compiled.co_freevars == code.co_freevars == ("a", "b")
     assert "nonlocal b" in text and compiled.co_filename == str(tmp_path / "t.py")
     compile(text, "t.py", "exec")
@@ -847,7 +860,8 @@ def test_signature_and_call_arguments():
         pass
 
     assert fullcode.signature(f.__code__) == "a, b, /, c, *args, d, e, **kw"
-    assert fullcode.call_arguments(f.__code__) == "L['a'], L['b'], L['c'], *L['args'], d=L['d'], e=L['e'], **L['kw']"
+    call = "L['a'], L['b'], L['c'], *L['args'], d=L['d'], e=L['e'], **L['kw']"
+    assert fullcode.call_arguments(f.__code__) == call
     assert fullcode.signature(g.__code__) == "a, *, b"
     assert fullcode.call_arguments(g.__code__) == "L['a'], b=L['b']"
 
@@ -870,7 +884,8 @@ def test_session_records_and_index(tmp_path):
              "calls_resume": [], "compile_time_s": None, "recompile_reason": None}
     session.add_entry(state, entry)
     assert entry["compile_time_s"] == 0.5
-    assert session.entry_for_compile_id("0/0") == {"frame": "f", "entry": 0, "file": "__transformed_code_0_for_f.py"}
+    found = session.entry_for_compile_id("0/0")
+    assert found == {"frame": "f", "entry": 0, "file": "__transformed_code_0_for_f.py"}
     session.save()
     index = load_index(tmp_path / "d")
     assert index["graphs"] == [{"name": "__compiled_fn_1", "compile_id": "0/0",
@@ -883,7 +898,8 @@ def test_session_records_and_index(tmp_path):
 
 
 def test_session_removes_what_an_earlier_dump_left(tmp_path):
-    stale = ["index.json", "index.md", "__transformed_code_3_for_f.py", "full_code_for_g.py", "__compiled_fn_7.dynamo.py"]
+    stale = ["index.json", "index.md", "__transformed_code_3_for_f.py", "full_code_for_g.py"]
+    stale.append("__compiled_fn_7.dynamo.py")
     kept = ["notes.txt", "f.py", "__compiled_fn_7.py", "full_code_for_g.txt"]
     for name in stale + kept:
         (tmp_path / name).write_text("x")

@@ -77,7 +77,9 @@ class dump:
                     % _active.root
                 )
             if os.path.exists(self.path) and not os.path.isdir(self.path):
-                raise NotADirectoryError("framescope.dump: %s exists and is not a folder" % os.fspath(self.path))
+                raise NotADirectoryError(
+                    "framescope.dump: %s exists and is not a folder" % os.fspath(self.path)
+                )
             session = DumpSession(self.path, on_event=self.on_event)
             self._capture = capture.start(session)
             self.session = _active = session

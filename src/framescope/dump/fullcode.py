@@ -63,7 +63,8 @@ def render(session: "DumpSession", state: "FrameState") -> str:
     sections.append("\n".join(imports))
     helpers = [_guards.HELPERS[name] for name in _guards.HELPERS if name in used and name != "utils_device"]
     if helpers:
-        sections.append("# Helpers for guard checks that have no plain Python spelling.\n\n" + "\n\n\n".join(helpers))
+        title = "# Helpers for guard checks that have no plain Python spelling.\n\n"
+        sections.append(title + "\n\n\n".join(helpers))
     sections.append(_original_section(frame, state.original_source))
     stubs = _stubs(session, state)
     if stubs:
@@ -153,12 +154,14 @@ def _graph_files(session: "DumpSession", name: str) -> List[str]:
 
 def _guard_function(entry: Dict, clauses: Sequence[_guards.Clause]) -> str:
     lines = [
-        "# ---- cache entry %d (torch.compile id %s): %s" % (entry["index"], entry["compile_id"], entry["file"]),
+        "# ---- cache entry %d (torch.compile id %s): %s"
+        % (entry["index"], entry["compile_id"], entry["file"]),
         "",
         "def %s(L, G):" % entry["guard_function"],
     ]
     if entry.get("recompile_reason"):
-        lines.append('    """Made because earlier entries failed on: %s"""' % _one_line(entry["recompile_reason"]).replace('"', "'"))
+        reason = _one_line(entry["recompile_reason"]).replace('"', "'")
+        lines.append('    """Made because earlier entries failed on: %s"""' % reason)
     if not clauses:
         lines.append("    return True  # the guard was not known when this file was written")
         return "\n".join(lines)
@@ -187,7 +190,8 @@ def _transformed_function(frame: Dict, entry: Dict, code: types.CodeType, source
         )
     renamed = _rename_def(source, name)
     if code.co_freevars:
-        renamed = "# %s come from the closure of %s\n%s" % (", ".join(code.co_freevars), frame["name"], renamed)
+        free = ", ".join(code.co_freevars)
+        renamed = "# %s come from the closure of %s\n%s" % (free, frame["name"], renamed)
     return renamed
 
 
@@ -196,7 +200,8 @@ def _rename_def(source: str, name: str) -> str:
     node = next(n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
     lines = source.splitlines()
     row = node.lineno - 1
-    lines[row] = re.sub(r"^(\s*(?:async\s+)?def\s+)%s\b" % re.escape(node.name), r"\g<1>" + name, lines[row], count=1)
+    head = r"^(\s*(?:async\s+)?def\s+)%s\b" % re.escape(node.name)
+    lines[row] = re.sub(head, r"\g<1>" + name, lines[row], count=1)
     return "\n".join(lines)
 
 

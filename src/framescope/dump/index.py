@@ -81,7 +81,7 @@ def to_markdown(data: Dict[str, Any]) -> str:
                 "Resumes `%s` after a graph break, at line %s." % (frame["resume_of"], frame["resume_line"])
             )
             lines.append("")
-        lines.append("All in one file: [%s](%s)" % (frame["full_code"], frame["full_code"]))
+        lines.append("All in one file: %s" % _link(frame["full_code"]))
         lines.append("")
         for entry in frame["entries"]:
             lines.append(_entry_line(entry))
@@ -94,14 +94,14 @@ def to_markdown(data: Dict[str, Any]) -> str:
             )
             lines.append(
                 "- `%s` of `%s` entry %s: %s nodes, %s ops %s"
-                % (graph.get("name"), graph.get("frame"), graph.get("entry"), graph.get("nodes"), graph.get("ops"), files)
+                % tuple([graph.get(key) for key in ("name", "frame", "entry", "nodes", "ops")] + [files])
             )
         lines.append("")
     if data["graph_breaks"]:
         lines += ["## Graph breaks", ""]
         for item in data["graph_breaks"]:
             lines.append(
-                "- `%s` at %s:%s: %s" % (item.get("frame"), item.get("filename"), item.get("lineno"), item.get("reason"))
+                "- `%s` at %s:%s: %s" % tuple(item.get(key) for key in ("frame", "filename", "lineno", "reason"))
             )
         lines.append("")
     if data["recompiles"]:
@@ -109,7 +109,7 @@ def to_markdown(data: Dict[str, Any]) -> str:
         for item in data["recompiles"]:
             lines.append(
                 "- `%s` entry %s: %s (%s:%s)"
-                % (item.get("frame"), item.get("entry"), item.get("reason"), item.get("filename"), item.get("lineno"))
+                % tuple(item.get(key) for key in ("frame", "entry", "reason", "filename", "lineno"))
             )
         lines.append("")
     if data["warnings"]:
@@ -117,10 +117,15 @@ def to_markdown(data: Dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _link(name: str) -> str:
+    # In backticks: the underscores of dump file names would otherwise read as emphasis.
+    return "[`%s`](%s)" % (name, name)
+
+
 def _entry_line(entry: Dict[str, Any]) -> str:
     how = "decompiled" if entry["decompiled"] else "not decompiled: %s" % entry["fallback_reason"]
     parts = [
-        "- entry %d (compile %s): [%s](%s), %s" % (entry["index"], entry["compile_id"], entry["file"], entry["file"], how)
+        "- entry %d (compile %s): %s, %s" % (entry["index"], entry["compile_id"], _link(entry["file"]), how)
     ]
     if entry.get("graphs"):
         parts.append("graphs %s" % ", ".join("`%s`" % name for name in entry["graphs"]))

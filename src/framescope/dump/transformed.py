@@ -54,7 +54,9 @@ def make(
         # the same object in the function's globals.
         for name in dynamo.co_names:
             short = naming.stable_graph_name(name)
-            if short != name and name in module_globals and module_globals.get(short, module_globals[name]) is module_globals[name]:
+            if short == name or name not in module_globals:
+                continue
+            if module_globals.get(short, module_globals[name]) is module_globals[name]:
                 aliases[short] = name
     try:
         from framescope.decompiler.machine import decompile_transformed
@@ -131,9 +133,10 @@ def _declare(body: str, free: Sequence[str], cells: Sequence[str]) -> str:
     indent = " " * first.col_offset
     added = []
     if free:
-        added.append("%snonlocal %s  # free variables of the original, unused here" % (indent, ", ".join(free)))
+        added.append("%snonlocal %s  # free variables of the original" % (indent, ", ".join(free)))
     if cells:
-        added.append("%sif False:  # keeps %s a cell variable, as in the original" % (indent, ", ".join(cells)))
+        names = ", ".join(cells)
+        added.append("%sif False:  # keeps %s a cell variable, as in the original" % (indent, names))
         added += ["%s    %s = lambda: %s" % (indent, var, var) for var in cells]
     row = first.lineno - 1
     if hasattr(first, "decorator_list") and first.decorator_list:

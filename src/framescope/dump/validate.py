@@ -21,7 +21,9 @@ from framescope.evalframe import check_replacement
 _BUILTINS = frozenset(dir(builtins))
 
 
-def check(dynamo: types.CodeType, mine: types.CodeType, rename: Callable[[str], str] = lambda name: name) -> None:
+def check(
+    dynamo: types.CodeType, mine: types.CodeType, rename: Callable[[str], str] = lambda name: name
+) -> None:
     """Raise ValueError/TypeError unless ``mine`` may replace ``dynamo``.
 
     ``rename`` maps each of Dynamo's global names to the one ``mine`` uses for it.
