@@ -1,0 +1,348 @@
+"""Real debuggers in the code of a framescope dump: pdb through its stdin, debugpy over DAP.
+
+The program compiles ``f(x, n)`` with ``dynamic=False`` and calls it with n = 1, 2, 1, 2:
+cache entry 0 (guard n == 1) and entry 1 (guard n == 2) are made by the first two calls and
+hit by the last two. A breakpoint in an entry's dumped file must stop exactly when that
+entry runs, on the compiling calls and on the cached ones, and the program must print what
+it prints without a debugger.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Dict, List, Optional, Tuple
+
+import pytest
+
+pytest.importorskip("torch")
+
+from tests.debugging.dap import Debuggee  # noqa: E402
+from tests.debugging.pdb_driver import PdbSession, Stop, program_lines  # noqa: E402
+
+pytestmark = [pytest.mark.torch, pytest.mark.needs_subprocess]
+
+ROOT = Path(__file__).resolve().parents[2]
+
+PROGRAM = '''\
+import contextlib
+import sys
+
+import torch
+
+import framescope
+
+
+def f(x, n):
+    y = x * n
+    return y.sin() + 1
+
+
+def main(folder, debug):
+    compiled = torch.compile(f, backend="eager", dynamic=False)
+    x = torch.ones(3)
+    with framescope.dump(folder):
+        with framescope.debug() if debug else contextlib.nullcontext():
+            for call, n in enumerate((1, 2, 1, 2)):
+                print("CALL %d n=%d %s" % (call, n, compiled(x, n).tolist()))
+
+
+main(sys.argv[1], sys.argv[2:] == ["debug"])
+'''
+
+
+def environment() -> Dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT / "src"), env.get("PYTHONPATH")) if p)
+    env["PYTHONUNBUFFERED"] = "1"
+    env.pop("TORCH_LOGS", None)
+    return env
+
+
+def write_program(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "prog.py"
+    path.write_text(PROGRAM)
+    return path
+
+
+class Layout:
+    """What a plain run of the program dumped, and where its breakpoints go."""
+
+    def __init__(self, folder: Path, output: str) -> None:
+        #: The folder holding prog.py and dump/.
+        self.folder = folder
+        #: The program's CALL lines without a debugger.
+        self.calls = program_lines(output, "CALL ")
+        self.dump = folder / "dump"
+        self.index = json.loads((self.dump / "index.json").read_text())
+        [frame] = [frame for frame in self.index["frames"] if frame["name"] == "f"]
+        #: Per cache entry of f: (dumped file, its graph's name).
+        self.entries: List[Tuple[Path, str]] = [
+            (self.dump / entry["file"], entry["graphs"][0]) for entry in frame["entries"]
+        ]
+
+    def transformed(self, entry: int, folder: Optional[Path] = None) -> Tuple[str, int]:
+        """(file, line) of the graph call in an entry's transformed code; the file in the
+        dump of ``folder`` (a run of the same program) if given."""
+        path = self.entries[entry][0]
+        line = line_of(path, "= %s(" % self.entries[entry][1])
+        return str((folder or self.folder) / "dump" / path.name), line
+
+    def graph(self, entry: int, folder: Optional[Path] = None) -> Tuple[str, int]:
+        """(file, line) of ``y = x * n`` in the forward of an entry's graph."""
+        path = self.dump / ("%s.dynamo.py" % self.entries[entry][1])
+        line = line_of(path, " * %d" % (entry + 1))
+        return str((folder or self.folder) / "dump" / path.name), line
+
+    def graph_names(self) -> List[str]:
+        """The graph each entry of f calls."""
+        return [graph for _path, graph in self.entries]
+
+
+def line_of(path: Path, text: str) -> int:
+    """The number of the only line of ``path`` that contains ``text``."""
+    found = [n for n, line in enumerate(path.read_text().splitlines(), 1) if text in line]
+    assert len(found) == 1, "%s: %d lines contain %r" % (path, len(found), text)
+    return found[0]
+
+
+def run_plain(folder: Path, *args: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "prog.py", "dump", *args],
+        cwd=str(folder),
+        env=environment(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        universal_newlines=True,
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stdout
+    return done.stdout
+
+
+@pytest.fixture(scope="module")
+def plain(tmp_path_factory) -> Layout:
+    """A plain run (no debugger): the dump every debugger run starts from, and the output."""
+    folder = tmp_path_factory.mktemp("plain")
+    write_program(folder)
+    layout = Layout(folder, run_plain(folder))
+    assert len(layout.entries) == 2
+    assert layout.calls == [
+        "CALL 0 n=1 %s" % ([1.8414709568023682] * 3),
+        "CALL 1 n=2 %s" % ([1.9092974662780762] * 3),
+        "CALL 2 n=1 %s" % ([1.8414709568023682] * 3),
+        "CALL 3 n=2 %s" % ([1.9092974662780762] * 3),
+    ]
+    return layout
+
+
+@pytest.fixture
+def copy(plain, tmp_path) -> Layout:
+    """The plain run's folder, copied: breakpoints can be set before the debugged run starts."""
+    folder = tmp_path / "run"
+    shutil.copytree(str(plain.folder), str(folder))
+    return Layout(folder, "\n".join(plain.calls))
+
+
+def start_pdb(layout: Layout, *args: str) -> PdbSession:
+    return PdbSession.start(
+        [sys.executable, "-m", "pdb", "prog.py", "dump", *args], cwd=str(layout.folder), env=environment()
+    )
+
+
+def where(stop: Stop) -> Tuple[str, int]:
+    return stop.path, stop.line
+
+
+# --------------------------------------------------------------------------- pdb
+
+
+def test_pdb_breakpoints_stop_in_the_entry_that_runs(copy):
+    e0, e1 = copy.transformed(0), copy.transformed(1)
+    with start_pdb(copy) as pdb:
+        for path, line in (e0, e1):
+            assert "Breakpoint" in pdb.command("break %s:%d" % (path, line)).text
+        # Two runs in one session: pdb restarts the program when it ends; names are stable,
+        # so the breakpoints apply to the files the second run writes again.
+        for run in range(2):
+            seen, ns = [], []
+            transcript_start = len(pdb.transcript)
+            for _ in range(4):
+                stop = pdb.command("continue").stop
+                assert stop is not None
+                seen.append(where(stop))
+                ns.append(pdb.command("p n").text.strip())
+            answer = pdb.command("continue")
+            assert "The program finished and will be restarted" in answer.text
+            # Compiling calls (0, 1), then cached ones (2, 3): each stops in its own entry.
+            assert seen == [e0, e1, e0, e1], "run %d" % run
+            assert ns == ["1", "2", "1", "2"]
+            assert program_lines(pdb.transcript[transcript_start:], "CALL ") == copy.calls
+        assert pdb.quit() == 0
+
+
+def test_pdb_breakpoints_in_graph_code(copy):
+    # Graph code runs from the dumped graph files too; its names (__compiled_fn_<n>) come
+    # from torch's counter and so are stable for a program that compiles the same graphs.
+    g0, g1 = copy.graph(0), copy.graph(1)
+    with start_pdb(copy) as pdb:
+        for path, line in (g1, g0):
+            assert "Breakpoint" in pdb.command("break %s:%d" % (path, line)).text
+        stops = pdb.stops_until_end()
+        assert [where(stop) for stop in stops] == [g0, g1, g0, g1]
+        assert {stop.function for stop in stops} == {"forward"}
+        assert program_lines(pdb.transcript, "CALL ") == copy.calls
+
+
+@pytest.mark.parametrize("debug", [True, False], ids=["debug", "plain"])
+def test_pdb_step_into_the_graph(copy, plain, debug):
+    # With framescope.debug(), one step from the graph call in the transformed code is the
+    # first line of the graph's forward, on the compiling call and on the cached one;
+    # without it, pdb walks into torch's wrappers (or torch.compile's own work) first.
+    e0 = copy.transformed(0)
+    g0 = copy.graph(0)
+    args = ["debug"] if debug else []
+    with start_pdb(copy, *args) as pdb:
+        pdb.command("break %s:%d" % e0)
+        firsts = []
+        for call in ("compiling", "cached"):
+            stop = pdb.command("continue").stop
+            assert where(stop) == e0, call
+            first = pdb.command("step").stop
+            firsts.append(first)
+            if not debug:
+                continue
+            # Through the forward line by line, reading its locals on the way.
+            assert (first.path, first.function) == (g0[0], "forward")
+            steps = [pdb.command("step").stop for _ in range(3)]
+            assert where(steps[1]) == g0  # y = x * n, about to run
+            assert steps[2].path == g0[0] and steps[2].line > g0[1]
+            assert pdb.command("p y").text.strip() == "tensor([1., 1., 1.])"
+            stop = steps[-1]
+            while stop.path == g0[0]:
+                stop = pdb.command("step").stop
+            # Back in the transformed code, on the line after the graph call.
+            assert where(stop) == (e0[0], e0[1] + 1)
+            assert pdb.command("p graph_out_0").text.strip() == "(tensor([1.8415, 1.8415, 1.8415]),)"
+        assert "The program finished" in pdb.command("continue").text
+        assert program_lines(pdb.transcript, "CALL ") == plain.calls
+    after = Layout(copy.folder, "")
+    if debug:
+        assert all(first.path == g0[0] for first in firsts)
+        # pdb ran in compiled code (the trace function on every line, the prompt) and
+        # torch.compile compiled none of it: the same graphs as without a debugger.
+        assert after.graph_names() == plain.graph_names()
+        assert [frame["name"] for frame in after.index["frames"]] == ["f"]
+    else:
+        assert all(first.path not in (g0[0], e0[0]) for first in firsts), firsts
+        # Without framescope.debug() torch.compile compiles pdb's functions when they run
+        # in compiled code, and the second entry's graph gets another number.
+        assert after.graph_names() != plain.graph_names()
+
+
+def test_pdb_refuses_a_file_that_does_not_exist_yet(tmp_path):
+    # pdb checks the line when the breakpoint is set, so the dump must exist (from an
+    # earlier run, or from the first pass before pdb restarts the program).
+    write_program(tmp_path)
+    missing = tmp_path / "dump" / "__transformed_code_0_for_f.py"
+    with PdbSession.start(
+        [sys.executable, "-m", "pdb", "prog.py", "dump"], cwd=str(tmp_path), env=environment()
+    ) as pdb:
+        answer = pdb.command("break %s:12" % missing)
+        assert "Breakpoint" not in answer.text
+        assert "End of file" in answer.text
+        assert pdb.stops_until_end() == []
+        # Now the files exist: the restarted program stops in them.
+        path, line = Layout(tmp_path, "").transformed(0)
+        assert "Breakpoint" in pdb.command("break %s:%d" % (path, line)).text
+        assert where(pdb.command("continue").stop) == (path, line)
+
+
+# --------------------------------------------------------------------------- debugpy
+
+
+def start_debugpy(folder: Path, *args: str) -> Debuggee:
+    pytest.importorskip("debugpy")
+    return Debuggee.start([sys.executable, "prog.py", "dump", *args], cwd=str(folder), env=environment())
+
+
+def frame_where(frame: Dict) -> Tuple[str, int]:
+    return os.path.normpath(frame["source"]["path"]), frame["line"]
+
+
+def test_debugpy_stops_in_dumped_files(copy):
+    # Entry 0's graph code and entry 1's transformed code: each stops when its entry runs.
+    # (Without framescope.debug(), showing tensors while stopped in transformed code makes
+    # torch.compile compile debugpy's functions, which renumbers graphs compiled later; here
+    # every graph is compiled before that happens.)
+    g0 = copy.graph(0)
+    e1 = copy.transformed(1)
+    with start_debugpy(copy.folder) as session:
+        answers = session.attach({g0[0]: [g0[1]], e1[0]: [e1[1]]})
+        assert [bp["verified"] for bps in answers.values() for bp in bps] == [True, True]
+        seen, values = [], []
+        for _ in range(4):
+            stop = session.wait_stopped()
+            assert stop["reason"] == "breakpoint"
+            frame = session.top_frame(stop)
+            seen.append((frame_where(frame), frame["name"]))
+            local = session.locals(frame)
+            values.append(local["L_x_"] if frame["name"] == "forward" else local["n"])
+            session.resume(stop)
+        assert seen == [(g0, "forward"), (e1, "f"), (g0, "forward"), (e1, "f")]
+        assert values == ["tensor([1., 1., 1.])", "2", "tensor([1., 1., 1.])", "2"]
+        assert session.wait_exit() == 0
+        assert program_lines(session.program_output(), "CALL ") == copy.calls
+
+
+def test_debugpy_binds_breakpoints_in_files_written_later(plain, tmp_path):
+    # The dump does not exist when VS Code sends the breakpoints: debugpy answers
+    # "Breakpoint in file that does not exist" and, with framescope.debug(), binds them
+    # when the dump writes the files. Step Into then goes from the graph call straight into
+    # the graph's forward (justMyCode), and showing tensors in the variables view does not
+    # change what torch.compile compiles.
+    write_program(tmp_path)
+    e0, (e1, e1_line) = plain.transformed(0, tmp_path), plain.transformed(1, tmp_path)
+    after_call = (e1, e1_line + 1)
+    g0 = plain.graph(0, tmp_path)
+    with start_debugpy(tmp_path, "debug") as session:
+        answers = session.attach({e0[0]: [e0[1]], e1: [after_call[1]]})
+        assert [bp["verified"] for bps in answers.values() for bp in bps] == [False, False]
+        stop = session.wait_stopped()
+        assert frame_where(session.top_frame(stop)) == e0
+        stop = session.step_in(stop)
+        frame = session.top_frame(stop)
+        assert (frame_where(frame)[0], frame["name"]) == (g0[0], "forward")
+        assert session.locals(frame)["L_x_"] == "tensor([1., 1., 1.])"
+        session.resume(stop)
+        seen = []
+        for _ in range(3):
+            stop = session.wait_stopped()
+            frame = session.top_frame(stop)
+            local = session.locals(frame)
+            seen.append((frame_where(frame), local["n"], local.get("graph_out_0")))
+            session.resume(stop)
+        out1 = "(tensor([1.9093, 1.9093, 1.9093]),)"
+        assert seen == [(after_call, "2", out1), (e0, "1", None), (after_call, "2", out1)]
+        assert session.wait_exit() == 0
+        assert program_lines(session.program_output(), "CALL ") == plain.calls
+    after = Layout(tmp_path, "")
+    assert after.graph_names() == plain.graph_names()
+    assert [frame["name"] for frame in after.index["frames"]] == ["f"]
+
+
+def test_debugpy_breakpoints_in_missing_files_need_debug(plain, tmp_path):
+    # The same breakpoints without framescope.debug(): debugpy never binds them.
+    write_program(tmp_path)
+    missing, line = plain.transformed(0, tmp_path)
+    with start_debugpy(tmp_path) as session:
+        answers = session.attach({missing: [line]})
+        assert answers[missing][0]["verified"] is False
+        assert "does not exist" in answers[missing][0]["message"]
+        assert session.wait_exit(timeout=120) == 0
+        assert [event for event in session.dap.events if event.get("event") == "stopped"] == []
+        assert program_lines(session.program_output(), "CALL ") == plain.calls
