@@ -40,9 +40,9 @@ __all__ = ["debug", "hide_debugger", "is_library_module", "refresh_breakpoints"]
 _PDB_MODULES = ("bdb", "pdb")
 
 _lock = threading.RLock()
-# Names of the debugger modules whose code is already marked, so that a later call only
-# walks modules loaded since.
-_hidden_modules: Set[str] = set()
+# Names of the modules already looked at (debugger modules are marked then), so that a
+# later call only looks at modules loaded since.
+_seen_modules: Set[str] = set()
 
 
 class debug:
@@ -133,7 +133,6 @@ def hide_debugger() -> int:
             for code in _module_codes(module):
                 torch_internals.mark_skip_all(code)
                 marked += 1
-            _hidden_modules.add(name)
     return marked
 
 
@@ -146,13 +145,17 @@ def _debugger_modules() -> Iterator[Tuple[str, types.ModuleType]]:
         if path:
             roots.append(os.path.dirname(os.path.realpath(path)) + os.sep)
     for name, module in list(sys.modules.items()):
-        if name in _hidden_modules or not isinstance(module, types.ModuleType):
+        if name in _seen_modules or not isinstance(module, types.ModuleType):
             continue
         if name in _PDB_MODULES:
+            _seen_modules.add(name)
             yield name, module
             continue
+        if not roots:
+            continue  # no pydevd yet: look at the others again once it is loaded
+        _seen_modules.add(name)
         path = getattr(module, "__file__", None)
-        if roots and path and os.path.realpath(path).startswith(tuple(roots)):
+        if path and os.path.realpath(path).startswith(tuple(roots)):
             yield name, module
 
 
@@ -173,8 +176,12 @@ def _module_codes(module: types.ModuleType) -> Iterator[types.CodeType]:
         elif isinstance(item, property):
             stack.extend(f for f in (item.fget, item.fset, item.fdel) if f is not None)
             continue
-        code = getattr(item, "__code__", None)
-        if not isinstance(code, types.CodeType) or getattr(item, "__module__", None) != name:
+        try:
+            code = getattr(item, "__code__", None)
+            owner = getattr(item, "__module__", None)
+        except Exception:  # an object whose attribute look-up fails: not a function
+            continue
+        if not isinstance(code, types.CodeType) or owner != name:
             continue
         for inner in _nested_codes(code):
             if id(inner) not in seen:
@@ -227,6 +234,10 @@ def is_library_module(name: Optional[str]) -> bool:
     if not name:
         return False
     top = name.partition(".")[0]
+    if top == "__main__":
+        # The program itself; sys.modules["__main__"] may still be the module of the
+        # launcher (pdb, debugpy) that runs it.
+        return False
     known = _library_tops.get(top)
     if known is not None:
         return known

@@ -346,3 +346,71 @@ def test_debugpy_breakpoints_in_missing_files_need_debug(plain, tmp_path):
         assert session.wait_exit(timeout=120) == 0
         assert [event for event in session.dap.events if event.get("event") == "stopped"] == []
         assert program_lines(session.program_output(), "CALL ") == plain.calls
+
+
+# --------------------------------------------------------------------------- resume functions, other backends
+
+BREAKING_PROGRAM = '''\
+import sys
+
+import torch
+
+import framescope
+
+
+def f(x, n):
+    scale = x * n
+    print("graph break")
+    total = scale.sum() + 1
+    return total
+
+
+def main(folder, backend):
+    compiled = torch.compile(f, backend=backend, dynamic=False)
+    x = torch.ones(3)
+    with framescope.dump(folder):
+        for call in range(2):
+            print("CALL %d %s" % (call, compiled(x, 2).item()))
+
+
+main(sys.argv[1], sys.argv[2])
+'''
+
+# The line of the code each backend runs for the graph of f (in the stage file the graph
+# runs from): AOTAutograd's forward graph for aot_eager, Inductor's wrapper for inductor.
+GRAPH_LINE = {"aot_eager": "torch.ops.aten.mul.Tensor(", "inductor": "cpp_fused_mul_0(arg0_1"}
+
+
+@pytest.mark.parametrize(
+    "backend", ["aot_eager", pytest.param("inductor", marks=pytest.mark.slow)]
+)
+def test_pdb_in_resume_functions_and_backend_code(tmp_path, backend):
+    (tmp_path / "prog.py").write_text(BREAKING_PROGRAM)
+    argv = ["prog.py", "dump", backend]
+    plain = subprocess.run(
+        [sys.executable, *argv], cwd=str(tmp_path), env=environment(), stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, universal_newlines=True, timeout=300,
+    )
+    assert plain.returncode == 0, plain.stdout
+    index = json.loads((tmp_path / "dump" / "index.json").read_text())
+    frames = {frame["name"]: frame for frame in index["frames"]}
+    [resume] = [frame for name, frame in frames.items() if frame["resume_of"] == "f"]
+    [graph] = frames["f"]["entries"][0]["graphs"]
+    [stage] = [item["runs_from_file"] for item in index["graphs"] if item["name"] == graph][0]
+    graph_file = tmp_path / "dump" / ("%s.%s.py" % (graph, stage))
+    g = (str(graph_file), line_of(graph_file, GRAPH_LINE[backend]))
+    resume_file = tmp_path / "dump" / resume["entries"][0]["file"]
+    r = (str(resume_file), line_of(resume_file, "= %s(" % resume["entries"][0]["graphs"][0]))
+    with PdbSession.start([sys.executable, "-m", "pdb", *argv], cwd=str(tmp_path), env=environment(), timeout=120) as pdb:
+        for path, line in (g, r):
+            assert "Breakpoint" in pdb.command("break %s:%d" % (path, line)).text
+        seen, values = [], []
+        for _ in range(4):
+            stop = pdb.command("continue", timeout=300).stop
+            seen.append(where(stop))
+            # The resume function's argument under the user's name for it.
+            values.append(pdb.command("p scale" if where(stop) == r else "p arg0_1").text.strip())
+        assert "The program finished" in pdb.command("continue").text
+        assert seen == [g, r, g, r]
+        assert values == ["tensor([1., 1., 1.])", "tensor([2., 2., 2.])"] * 2
+        assert program_lines(pdb.transcript, "CALL ") == program_lines(plain.stdout, "CALL ")
