@@ -23,8 +23,8 @@ def decompile(obj: object, *, indent: int = 4, verify: bool = True) -> str:
 
 
 def __getattr__(name: str) -> object:
-    # framescope.dump (a package that is also called to start a dump) and prepare_debug load
-    # on first use, so that importing framescope stays light.
+    # framescope.dump (a package that is also called to start a dump), prepare_debug and
+    # debug load on first use, so that importing framescope stays light.
     if name == "dump":
         import framescope.dump
 

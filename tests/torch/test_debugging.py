@@ -302,15 +302,16 @@ def test_debugpy_stops_in_dumped_files(copy):
 def test_debugpy_binds_breakpoints_in_files_written_later(plain, tmp_path):
     # The dump does not exist when VS Code sends the breakpoints: debugpy answers
     # "Breakpoint in file that does not exist" and, with framescope.debug(), binds them
-    # when the dump writes the files. Step Into then goes from the graph call straight into
-    # the graph's forward (justMyCode), and showing tensors in the variables view does not
-    # change what torch.compile compiles.
+    # when the dump writes the files. Step Into goes from the graph call straight into the
+    # graph's forward even with justMyCode off (framescope.debug() turns it on; with it off
+    # debugpy steps into torch's wrapper), and showing tensors in the variables view does
+    # not change what torch.compile compiles.
     write_program(tmp_path)
     e0, (e1, e1_line) = plain.transformed(0, tmp_path), plain.transformed(1, tmp_path)
     after_call = (e1, e1_line + 1)
     g0 = plain.graph(0, tmp_path)
     with start_debugpy(tmp_path, "debug") as session:
-        answers = session.attach({e0[0]: [e0[1]], e1: [after_call[1]]})
+        answers = session.attach({e0[0]: [e0[1]], e1: [after_call[1]]}, just_my_code=False)
         assert [bp["verified"] for bps in answers.values() for bp in bps] == [False, False]
         stop = session.wait_stopped()
         assert frame_where(session.top_frame(stop)) == e0
