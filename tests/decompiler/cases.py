@@ -92,6 +92,56 @@ CASES: List[Case] = [
          "            return x\n        case {'k': v, **kw}:\n            return v\n        case str() as s:\n"
          "            return s\n        case _:\n            return None", ["(1,)", "([5, 6, 7],)", "({'k': 3},)", "('s',)", "(4.5,)"],
          since=(3, 10)),
+    Case("match_literals", "def f(p):\n    match p:\n        case 0:\n            return 'zero'\n        case -1 | 1.5 | 2j:\n"
+         "            return 'odd'\n        case 'a' | b'b':\n            return 'text'\n        case None:\n            return 'none'\n"
+         "        case True:\n            return 'true'\n        case False:\n            return 'false'\n    return 'other'",
+         ["(0,)", "(-1,)", "(1.5,)", "(2j,)", "('a',)", "(b'b',)", "(None,)", "(True,)", "(False,)", "(7,)"], since=(3, 10)),
+    Case("match_value_patterns", "import enum\nclass Color(enum.Enum):\n    RED = 1\n    GREEN = 2\n"
+         "def f(c):\n    match c:\n        case Color.RED:\n            r = 'r'\n        case Color.GREEN | enum.Enum:\n"
+         "            r = 'g'\n        case _:\n            r = '?'\n    return r",
+         ["(Color.RED,)", "(Color.GREEN,)", "(3,)"], since=(3, 10)),
+    Case("match_capture_as_or", "def f(p):\n    match p:\n        case (1, x) | (2, x) | [3, _, x]:\n            return x\n"
+         "        case [int() | float() as n, *_] as whole:\n            return n, whole\n        case str(s) if s:\n            return s\n"
+         "        case other:\n            return ('other', other)",
+         ["((1, 5),)", "([2, 6],)", "([3, 0, 7],)", "([4.5, 0],)", "('xy',)", "('',)", "(None,)"], since=(3, 10)),
+    Case("match_sequences", "def f(p):\n    match p:\n        case []:\n            return 'empty'\n        case [x]:\n            return x\n"
+         "        case [_, _]:\n            return 'pair'\n        case [first, *_, last] if first == last:\n            return 'same ends'\n"
+         "        case [*_, 0]:\n            return 'ends with 0'\n        case [a, *middle, b]:\n            return a, middle, b\n"
+         "        case [*_]:\n            return 'sequence'\n    return None",
+         ["([],)", "([1],)", "((1, 2),)", "([1, 2, 1],)", "([1, 2, 0],)", "([1, 2, 3],)", "('s',)", "(5,)"], since=(3, 10)),
+    Case("match_mappings", "def f(p):\n    match p:\n        case {}:\n            r = 'empty'\n        case {'k': 1, 'v': v}:\n"
+         "            r = v\n        case {'k': [x, y], **rest}:\n            r = x, y, rest\n        case {1: _, **rest}:\n"
+         "            r = rest\n        case _:\n            r = None\n    return r",
+         ["({},)", "({'k': 1, 'v': 2},)", "({'k': [1, 2], 'z': 3},)", "({1: 0, 2: 3},)", "(5,)"], since=(3, 10)),
+    Case("match_classes", "class Point:\n    __match_args__ = ('x', 'y')\n    def __init__(self, x, y):\n        self.x, self.y = x, y\n"
+         "def f(p):\n    match p:\n        case Point(x=0, y=0):\n            return 'origin'\n        case Point(0, yy):\n"
+         "            return 'y axis', yy\n        case Point(x=xx, y=0) if xx > 0:\n            return 'positive x', xx\n"
+         "        case Point(_, y=[1, *others]):\n            return others\n        case int(n) | float(n):\n            return n\n"
+         "        case Point():\n            return 'point'",
+         ["(Point(0, 0),)", "(Point(0, 3),)", "(Point(2, 0),)", "(Point(-2, 0),)", "(Point(5, [1, 2]),)", "(4,)", "('x',)"],
+         since=(3, 10)),
+    Case("match_nested", "class Node:\n    __match_args__ = ('op', 'args')\n    def __init__(self, op, args):\n"
+         "        self.op, self.args = op, args\n"
+         "def f(t):\n    match t:\n        case Node('+', [Node('lit', [a]), Node('lit', [b])]):\n            return a + b\n"
+         "        case Node(op=('-' | '~') as op, args=[{'v': v}]):\n            return op, v\n        case [Node(), *rest] if len(rest) > 1:\n"
+         "            return len(rest)\n    return 'no match'",
+         ["(Node('+', [Node('lit', [1]), Node('lit', [2])]),)", "(Node('-', [{'v': 3}]),)", "([Node('x', []), 1, 2],)", "(0,)"],
+         since=(3, 10)),
+    Case("match_in_loop", "def f(commands):\n    out = []\n    for c in commands:\n        match c.split():\n"
+         "            case ['quit']:\n                break\n            case ['skip', *_]:\n                continue\n"
+         "            case ['go', where]:\n                out.append(where)\n            case [verb, *args] if args:\n"
+         "                out.append((verb, len(args)))\n            case _:\n                out.append('?')\n        out.append(';')\n    return out",
+         ["(['go north', 'skip it', 'x', 'say a b', 'quit', 'go south'],)"], since=(3, 10)),
+    Case("match_while_return", "def f(items):\n    i = 0\n    while i < len(items):\n        match items[i]:\n"
+         "            case int(n) if n < 0:\n                return i\n            case str():\n                i += 2\n"
+         "                continue\n        i += 1\n    return -1",
+         ["([1, 2, -3],)", "(['a', 'b', -1, 0],)", "([1, 'a', -1],)", "([],)"], since=(3, 10)),
+    Case("match_tuple_subject", "def f(a, b):\n    match a, b:\n        case (0, 0):\n            result = 'both'\n"
+         "        case (0, _) | (_, 0):\n            result = 'one'\n        case _:\n            result = 'none'\n    return result",
+         ["(0, 0)", "(0, 1)", "(1, 0)", "(1, 1)"], since=(3, 10)),
+    Case("match_single_case", "def f(p):\n    match p:\n        case {'type': 'user', 'name': str(name)}:\n            print(name)\n"
+         "            return name.upper()\n    return None", ["({'type': 'user', 'name': 'ann'},)", "({'type': 'x'},)", "(1,)"],
+         since=(3, 10)),
     Case("finally_branches_and_return", "def f(a, log):\n    try:\n        if a:\n            return 10 // a\n    finally:\n"
          "        if log is not None:\n            log.append(a)\n        log = None\n    return log", ["(2, [])", "(0, [])", "(0, None)"]),
     Case("retry_loop", "def f(n):\n    i = 0\n    while True:\n        try:\n            x = 10 // (n - i)\n        except ZeroDivisionError:\n"

@@ -10,7 +10,6 @@ PY = sys.version_info[:2]
 
 #: Cases the decompiler does not handle yet on some versions: name → (versions, reason).
 KNOWN_FAILURES = {
-    "match": ({(3, 10), (3, 11), (3, 12), (3, 13), (3, 14)}, "match statements are not decompiled yet"),
     "retry_loop": ({(3, 8)}, "3.8: a break in a try's else clause inside while True is placed differently"),
 }
 

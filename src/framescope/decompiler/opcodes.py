@@ -16,6 +16,9 @@ Everything after it sees one spelling:
   ``LOAD_SMALL_INT`` → ``LOAD_CONST``, ``RETURN_CONST`` → ``LOAD_CONST`` + ``RETURN_VALUE``,
   ``LOAD_GLOBAL``/``LOAD_ATTR`` with the NULL/method bit → an extra ``PUSH_NULL`` /
   ``LOAD_METHOD``;
+* pattern matching: ``MATCH_CLASS`` and ``MATCH_KEYS`` push their result (a tuple, or
+  None for no match), which a ``POP_JUMP_IF_NONE`` tests on a copy (3.10's success flag
+  becomes that copy and test);
 * no-ops dropped: ``CACHE``, ``EXTENDED_ARG``, ``NOP``, ``RESUME``, ``TO_BOOL``,
   ``NOT_TAKEN``, ``PRECALL``, ``KW_NAMES`` (folded into the following ``CALL``).
 
@@ -81,6 +84,7 @@ class Translator:
         self.raw = list(dis.get_instructions(code))
         self.handlers = exception_handlers(code, self.raw)
         self.line: Optional[int] = None
+        self.none_test = False  # 3.10: the next POP_JUMP_IF_FALSE tests a match result for None
 
     def run(self) -> List[Instr]:
         for ins in self.raw:
@@ -110,6 +114,10 @@ class Translator:
         return cover_jumps(retarget(fold_async_for(fold_send_loops(drop_block_setup(instrs)))))
 
     def emit(self, ins, op: str, arg=None, target: Optional[int] = None) -> Instr:
+        if self.none_test:
+            self.none_test = False
+            if op == "POP_JUMP_IF_FALSE":
+                op = "POP_JUMP_IF_NONE"
         if target is None and op in ("JUMP", "POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE",
                                      "POP_JUMP_IF_NOT_NONE", "JUMP_IF_FALSE_OR_POP", "JUMP_IF_TRUE_OR_POP",
                                      "FOR_ITER", "SEND", "SETUP_FINALLY", "SETUP_WITH",
@@ -253,6 +261,21 @@ class Translator:
 
     def op_FORMAT_WITH_SPEC(self, ins) -> None:
         self.emit(ins, "FORMAT_VALUE", (-1, True))
+
+    # -- pattern matching --------------------------------------------------------------------------
+    def op_MATCH_CLASS(self, ins) -> None:
+        self.emit(ins, "MATCH_CLASS", ins.arg)
+        self.match_result(ins)
+
+    def op_MATCH_KEYS(self, ins) -> None:
+        self.emit(ins, "MATCH_KEYS")
+        self.match_result(ins)
+
+    def match_result(self, ins) -> None:
+        """3.10 pushes a success flag over the result; 3.11+ tests a copy of the result for None."""
+        if PY < (3, 11):
+            self.emit(ins, "COPY", 1)
+            self.none_test = True
 
     # -- stack shuffles ----------------------------------------------------------------------------
     def op_DUP_TOP(self, ins) -> None:

@@ -13,8 +13,8 @@ source construct produced it:
 * arms meet again at the branch's immediate post-dominator (restricted to the region
   being built); an arm that never reaches it (return, raise, break, continue) ends early.
 
-Loops are built by `loops.py`, try and with statements by `protected.py`; both are
-mixins of `Structurer` and share its walker.
+Loops are built by `loops.py`, try and with statements by `protected.py`, match
+statements by `patterns.py`; all are mixins of `Structurer` and share its walker.
 """
 import ast
 from types import CodeType
@@ -24,13 +24,14 @@ from framescope.decompiler.cfg import CFG, Block, postdominators
 from framescope.decompiler.conditions import Cond, boolop, collect_condition, negate
 from framescope.decompiler.handlers import HandlerMap
 from framescope.decompiler.loops import Loop, LoopStructurer
+from framescope.decompiler.patterns import MATCH_STARTS, MatchStructurer
 from framescope.decompiler.protected import ProtectedStructurer, Region
 from framescope.decompiler.simulate import Simulator, State
 from framescope.errors import DecompilationError
 
 
 
-class Structurer(LoopStructurer, ProtectedStructurer):
+class Structurer(LoopStructurer, ProtectedStructurer, MatchStructurer):
     """Build the statement list of one code object."""
 
     def __init__(self, code: CodeType, cfg: CFG, sim: Simulator) -> None:
@@ -117,10 +118,15 @@ class Structurer(LoopStructurer, ProtectedStructurer):
             instrs = block.instrs
             i = first or self.resume.pop(block, 0)
             first = 0
+            matched = None
             while i < len(instrs) - 1:
                 if instrs[i].op == "POP_TOP" and self.is_break_copy(block, i, state):
                     state.stmts.append(ast.Break())
                     return None
+                if instrs[i].op in MATCH_STARTS:
+                    matched = self.match_statement(block, i, state, stop)
+                    if matched is not None:
+                        break
                 self.sim.step(instrs[i], state)
                 i += 1
                 if state.ended and state.tail is None:
@@ -130,6 +136,9 @@ class Structurer(LoopStructurer, ProtectedStructurer):
                         # after the try statement.
                         state.tail = (block, i)
                         return None
+            if matched is not None:  # a match statement: go on after it
+                block = matched[0]
+                continue
             last = block.last
             if last.op in ("POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE",
                            "JUMP_IF_FALSE_OR_POP", "JUMP_IF_TRUE_OR_POP"):
