@@ -38,7 +38,7 @@ from framescope.errors import DecompilationError  # noqa: E402
 PY = sys.version_info[:2]
 
 #: Programs per interpreter in one test run, and the share of them the decompiler may refuse.
-PROGRAMS = 300
+PROGRAMS = 600
 MAX_REFUSED = 0.05
 
 #: Truth patterns each program runs under: every object false, every object true, then mixes.
@@ -211,6 +211,14 @@ class Assembler:
         self.rot(n)  # the top goes down to n; then what was at n comes up
         for _ in range(n - 2):
             self.rot(n - 1)
+
+    def rotate(self, n: int) -> None:
+        """The top of the stack goes down to position ``n``."""
+        if PY >= (3, 11):
+            for i in range(n, 1, -1):
+                self.add("SWAP", i)
+        else:
+            self.rot(n)
 
     def rot(self, n: int) -> None:
         if n <= 4:
@@ -398,16 +406,17 @@ class Generator:
     def operations(self) -> List[Tuple[float, Any]]:
         ops = [
             (4, self.op_const), (4, self.op_load), (2, self.op_store), (1, self.op_delete),
-            (3, self.op_callable), (4, self.op_call), (2, self.op_call_ex), (2, self.op_attr),
+            (3, self.op_callable), (2, self.op_callable_under), (4, self.op_call), (1, self.op_two_calls), (2, self.op_call_ex), (2, self.op_attr),
             (1, self.op_global), (1, self.op_store_attr), (3, self.op_build_list), (1, self.op_build_tuple),
             (3, self.op_subscr), (2, self.op_slice), (2, self.op_store_subscr), (1, self.op_store_slice),
             (1, self.op_del_subscr), (1, self.op_del_slice), (1, self.op_unpack), (2, self.op_pop),
             (2, self.op_list_append), (1, self.op_branch), (1, self.op_graph), (2, self.op_graph_read),
         ]
         if PY >= (3, 9):
-            ops += [(2, self.op_list_extend), (1, self.op_list_to_tuple)]
+            ops += [(3, self.op_list_extend), (1, self.op_list_to_tuple),
+                    (1, self.op_copy_list)]
         if PY >= (3, 11):
-            ops += [(2, self.op_copy), (2, self.op_swap)]
+            ops += [(3, self.op_copy), (2, self.op_swap)]
         else:
             ops += [(2, self.op_dup), (2, self.op_rot)]
         return ops
@@ -513,6 +522,36 @@ class Generator:
         self.tags += 1
         self.asm.const(self.tags)  # each call site logs its own tag first
         model.stack.append(Const(self.tags))
+        return True
+
+    def op_callable_under(self, model: Model, test: bool) -> bool:
+        """A callable loaded after its first arguments and rotated below them, as Dynamo does."""
+        region = model.region()
+        if test:
+            return bool(region) and sum(isinstance(x, Frame) for x in model.stack) < 3
+        k = self.rng.randint(1, min(3, len(region)))
+        function = self.rng.choice("fg")
+        self.asm.callable(function)
+        slots = 2 if PY >= (3, 11) else 1  # NULL and the callable
+        for _ in range(slots):
+            self.asm.rotate(k + slots)
+        model.stack.insert(len(model.stack) - k, Frame(function))
+        return True
+
+    def op_two_calls(self, model: Model, test: bool) -> bool:
+        """Two calls whose results change places at once: the first must still run first."""
+        if test:
+            return True
+        for _ in range(2):
+            self.tags += 1
+            self.asm.callable("f")
+            self.asm.const(self.tags)
+            self.asm.call(1)
+            model.stack.append(Obj())
+        if PY >= (3, 11):
+            self.asm.add("SWAP", 2)
+        else:
+            self.asm.add("ROT_TWO")
         return True
 
     def frame_index(self, model: Model) -> int:
@@ -639,6 +678,18 @@ class Generator:
             target.items.extend(list(items.items))
         else:
             target.forget(target.min_len + items.min_len)
+        return True
+
+    def op_copy_list(self, model: Model, test: bool) -> bool:
+        """``[*l]`` next to ``l``, the way Dynamo copies a list: ``BUILD_LIST 0; COPY 2; LIST_EXTEND 1``."""
+        region = model.region()
+        if test:
+            return bool(region) and isinstance(region[-1], Seq)
+        self.asm.add("BUILD_LIST", 0)
+        self.asm.copy(2)
+        self.asm.add("LIST_EXTEND", 1)
+        seq = model.stack[-1]
+        model.stack.append(Seq(None if seq.items is None else list(seq.items), True, seq.min_len))
         return True
 
     # -- subscripts --------------------------------------------------------------------------------
@@ -835,8 +886,11 @@ class Generator:
         return True
 
 
-def generate(seed: int, size: int = 24) -> types.CodeType:
-    return Generator(random.Random(seed), size).program()
+def generate(seed: int, size: int = 0) -> types.CodeType:
+    """The program for ``seed``: ``size`` operations, or by default 6 to 30 (small programs
+    put effects close together, large ones give shuffles and branches room)."""
+    rng = random.Random(seed)
+    return Generator(rng, size or rng.randint(6, 30)).program()
 
 
 # --------------------------------------------------------------------------- running and comparing
@@ -1181,6 +1235,22 @@ def test_an_extended_list_reads_what_it_extends_with_at_once() -> None:
     """)) == "__stack_0 = [*y]\ny[0] = 5\nreturn [*__stack_0]"
 
 
+@needs_list_extend
+def test_a_copied_list_shares_no_evaluation() -> None:
+    # Dynamo copies a list with ``BUILD_LIST 0; COPY 2; LIST_EXTEND 1``.
+    assert body(decompiled("""
+        callable f
+        const 1
+        call 1
+        list 1
+        list 0
+        copy 2
+        extend 1
+        tuple 2
+        return
+    """)) == "__stack_0 = f(1)\nreturn [__stack_0], [__stack_0]"
+
+
 def test_unpacking_a_built_list_reverses_nothing() -> None:
     assert body(decompiled("""
         callable f
@@ -1227,10 +1297,13 @@ def test_a_join_is_printed_on_both_paths() -> None:
 def test_graph_outputs_are_read_where_they_are_used() -> None:
     # torch.compile keeps a compiled graph's result in graph_out_0 and only reads items of it.
     code = """
+        const 0
+        store a
         callable g
         const 1
         const 2
         call 2
+        delete a
         store graph_out_0
         load graph_out_0
         const 0
@@ -1241,7 +1314,7 @@ def test_graph_outputs_are_read_where_they_are_used() -> None:
         pop
         return
     """
-    assert body(decompiled(code)) == "graph_out_0 = g(1, 2)\nf(3)\nreturn graph_out_0[0]"
+    assert body(decompiled(code)) == "a = 0\ndel a\ngraph_out_0 = g(1, 2)\nf(3)\nreturn graph_out_0[0]"
     # Passed to a call, the list could change: then its items are read in bytecode order.
     other = code.replace("store graph_out_0", "store graph_out_0\ncallable f\nload graph_out_0\ncall 1\npop")
     assert "__stack_0 = graph_out_0[0]\nf(3)\nreturn __stack_0" in body(decompiled(other))

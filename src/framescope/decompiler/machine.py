@@ -84,12 +84,13 @@ def decompile_transformed(code: CodeType, *, indent: int = 4) -> str:
 def is_pure(node: Any, frozen: Set[str] = frozenset()) -> bool:
     """Whether evaluating ``node`` later, or twice, cannot change what the program does.
 
-    Names, constants, and tuples and slices of them. Not list displays (each evaluation makes
+    Names, constants, the interpreter's NULL and exception slots, and tuples and slices of
+    them. Not functions made here (each evaluation makes another one), not list displays (each evaluation makes
     another list) nor ``*x`` (it reads what ``x`` holds now, unless ``x`` is a temporary list
     made for it, see `MachineSimulator.spill`). A constant subscript of a name in ``frozen``
     too: see `frozen_outputs`.
     """
-    if isinstance(node, (ast.Name, ast.Constant, v.Marker)):
+    if isinstance(node, (ast.Name, ast.Constant, v.Null, v.Exc)):
         return True
     if isinstance(node, ast.Tuple):
         return all(is_pure(x, frozen) for x in node.elts)
@@ -121,7 +122,10 @@ def frozen_outputs(instrs: List[Instr]) -> Set[str]:
                     and after[1].op == "BINARY_SUBSCR"):
                 names.discard(ins.arg)
         elif ins.op == "STORE_FAST":
-            if i == 0 or instrs[i - 1].op not in ("CALL", "CALL_KW", "CALL_FUNCTION_EX"):
+            before = i - 1
+            while before >= 0 and instrs[before].op == "DELETE_FAST":
+                before -= 1  # torch.compile deletes its temporaries while the result waits
+            if before < 0 or instrs[before].op not in ("CALL", "CALL_KW", "CALL_FUNCTION_EX"):
                 names.discard(ins.arg)
         elif ins.op != "DELETE_FAST":
             names.discard(ins.arg)
@@ -267,6 +271,8 @@ class MachineSimulator(Simulator):
             temp = self.spill(state, value)
             self.emit(state, assign(target, temp))
             return temp
+        if isinstance(value, v.Function):
+            return self.define(state, value)
         if self.impure(value) or (isinstance(value, NewList) and any(self.impure(x) for x in self.inside(value))):
             self.spill_before(state, value)
         ident = target or self.temp()
@@ -394,11 +400,19 @@ class MachineSimulator(Simulator):
         return self.expr_of(state, state.pop())
 
     def define(self, state: State, func: v.Function) -> ast.Name:
-        """A function made here and used as a value: define it under its own name first."""
+        """A function made here and used as a value: define it under its own name, which takes
+        its place wherever it waits."""
         ident = func.code.co_name
-        if not ident.isidentifier() or ident in self.code.co_varnames or ident in self.code.co_cellvars:
+        code = self.code
+        if not ident.isidentifier() or ident in code.co_varnames + code.co_cellvars + code.co_names:
             raise DecompilationError("function %r used as a value" % ident)
-        self.emit(state, nested(func, name(ident, True)))
+        if func.defaults or func.kwdefaults or func.annotations is not None:
+            self.spill_before(state, func)  # the def evaluates them: after what came before
+        for _, _, value in list(self.pending(state)):
+            if value is not func and ident in names_read(value):
+                self.spill(state, value)
+        state.stmts.append(nested(func, name(ident, True)))
+        self.replace(state, func, name(ident))
         return name(ident)
 
     # -- instructions that use their operands as expressions ---------------------------------------
@@ -465,6 +479,8 @@ class MachineSimulator(Simulator):
                     for item in value.items:
                         drop(item)
                 return
+            if isinstance(value, v.Inplace):
+                raise DecompilationError("in-place operation's result dropped")
             if isinstance(value, v.Marker) or self.pure(value):
                 return
             self.emit(state, ast.Expr(value=unstarred(self.expr(value))))
@@ -610,12 +626,44 @@ class MachineSimulator(Simulator):
         call = ast.Call(func=ast.Attribute(value=target, attr=method, ctx=ast.Load()), args=[arg], keywords=[])
         self.emit(state, ast.Expr(value=call))
 
+    def display_below(self, state: State, depth: int, kind: Any) -> bool:
+        """Whether the value that ``depth`` names (with the operand still on top) is a display of
+        ``kind`` that may take the operand in: what waits above it has no effects, since the
+        display is evaluated before them."""
+        if len(state.stack) <= depth:
+            raise DecompilationError("stack underflow")
+        target = state.stack[-depth - 1]
+        above = State(state.stack[len(state.stack) - depth:-1])
+        return (isinstance(target, kind) and self.count(state, target) == 1
+                and not any(self.impure(x) for _, _, x in self.pending(above)))
+
     def op_DICT_UPDATE(self, ins: Instr, state: State) -> None:
-        target = state.stack[-ins.arg - 1]
-        if isinstance(target, ast.Dict) and self.count(state, target) == 1:
+        if self.display_below(state, ins.arg, ast.Dict):
             super().op_DICT_UPDATE(ins, state)
             return
         self.method_call(state, ins.arg, "update", state.pop())
+
+    def op_DICT_MERGE(self, ins: Instr, state: State) -> None:
+        if not self.display_below(state, ins.arg, ast.Dict):
+            raise DecompilationError("keyword arguments merged into a value that waits")
+        super().op_DICT_MERGE(ins, state)
+
+    def op_SET_UPDATE(self, ins: Instr, state: State) -> None:
+        if self.display_below(state, ins.arg, ast.Set):
+            super().op_SET_UPDATE(ins, state)
+            return
+        self.method_call(state, ins.arg, "update", state.pop())
+
+    def op_SET_ADD(self, ins: Instr, state: State) -> None:
+        if self.display_below(state, ins.arg, ast.Set):
+            super().op_SET_ADD(ins, state)
+            return
+        self.method_call(state, ins.arg, "add", state.pop())
+
+    def op_MAP_ADD(self, ins: Instr, state: State) -> None:
+        if not self.display_below(state, ins.arg + 1, ast.Dict):
+            raise DecompilationError("item added to a dict that waits")
+        super().op_MAP_ADD(ins, state)
 
     def op_LIST_TO_TUPLE(self, ins: Instr, state: State) -> None:
         self.settle(state, 1)
