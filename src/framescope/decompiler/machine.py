@@ -9,16 +9,22 @@ the stack. Recompiling cannot check such code, so this decompiler is correct by 
 * every value on the symbolic stack stays an expression until something uses it, as in
   `simulate.py`, but before a statement runs, any waiting value that the statement could affect
   or that has effects of its own (a call, an attribute, an operator) is first stored in a
-  temporary (*spilled*), so the printed code evaluates everything once and in bytecode order;
+  temporary (*spilled*), so the printed code evaluates everything once and in bytecode order
+  (`MachineSimulator` states the invariant this rests on);
 * a list that the code builds itself (``BUILD_LIST``) and that nothing else has seen yet is kept
   as a Python list of stack values (`NewList`): indexing, slicing, extending and slice-assigning
   it with constants is done at decompile time, so Dynamo's list juggling disappears from the
   output instead of turning into ``[[()][0]]``-style noise; the list becomes a real list
-  expression only when something else receives it;
+  expression only when an instruction uses it as a value, under a name if it waits elsewhere too;
 * control flow may only go forward (straight-line code with ``if`` branches); a join of two
-  branches is printed in both. Loops and exception handlers are refused.
+  branches is printed in both. Loops are refused, and so are exception handlers except the
+  ``try: ... except BaseException: ...; raise`` that Dynamo puts around a call in a ``with``;
+* last, a temporary read once, by the next statement, before anything else there has an
+  effect, is put back in its place (`inline_temporaries`).
 
 Anything else raises DecompilationError; callers keep the original bytecode then.
+tests/decompiler/test_machine.py checks the result by running it against the bytecode on
+random programs.
 """
 import ast
 import copy
@@ -85,10 +91,11 @@ def is_pure(node: Any, frozen: Set[str] = frozenset()) -> bool:
     """Whether evaluating ``node`` later, or twice, cannot change what the program does.
 
     Names, constants, the interpreter's NULL and exception slots, and tuples and slices of
-    them. Not functions made here (each evaluation makes another one), not list displays (each evaluation makes
-    another list) nor ``*x`` (it reads what ``x`` holds now, unless ``x`` is a temporary list
-    made for it, see `MachineSimulator.spill`). A constant subscript of a name in ``frozen``
-    too: see `frozen_outputs`.
+    them. Not functions made here nor list displays (each evaluation makes another one), nor
+    ``*x`` (it reads what ``x`` holds now, unless ``x`` is a temporary list made for it, see
+    `MachineSimulator.spill`). A constant subscript of a name in ``frozen`` is pure too: see
+    `frozen_outputs`. Names are pure because the code reading them is the only code that
+    binds them; globals are assumed not to be rebound by the calls in between.
     """
     if isinstance(node, (ast.Name, ast.Constant, v.Null, v.Exc)):
         return True
@@ -114,7 +121,7 @@ def frozen_outputs(instrs: List[Instr]) -> Set[str]:
     names = {ins.arg for ins in instrs
              if ins.op in ("LOAD_FAST", "STORE_FAST") and str(ins.arg).startswith("graph_out_")}
     for i, ins in enumerate(instrs):
-        if ins.arg not in names:
+        if not isinstance(ins.arg, str) or ins.arg not in names:
             continue
         if ins.op == "LOAD_FAST":
             after = instrs[i + 1:i + 3]
@@ -305,13 +312,8 @@ class MachineSimulator(Simulator):
 
     def spill_impure(self, state: State) -> None:
         """Spill every impure waiting value."""
-        while True:
-            for _, _, value in self.pending(state):
-                if self.impure(value):
-                    self.spill(state, value)
-                    break
-            else:
-                return
+        while self.spill_first(state):
+            pass
 
     def spill_first(self, state: State) -> bool:
         """Spill the earliest impure waiting value; False if there is none."""
@@ -514,7 +516,7 @@ class MachineSimulator(Simulator):
         value = self.pop_expr(state)
         # What is left on the stack was computed before the value and is never used.
         for _, _, waiting in list(self.pending(state)):
-            if self.impure(waiting):
+            if self.impure(waiting) and not isinstance(waiting, v.Function):
                 state.stmts.append(ast.Expr(value=unstarred(self.expr(waiting))))
         del state.stack[:]
         state.stmts.append(ast.Return(value=value))
@@ -780,7 +782,8 @@ class MachineSimulator(Simulator):
 
             self.rearrange(state, apply, undo)
             return
-        if (isinstance(value, ast.Tuple) and len(value.elts) == n
+        if (isinstance(value, ast.Tuple) and len(value.elts) == n and not any(isinstance(x, ast.Starred)
+                                                                               for x in value.elts)
                 and sum(1 for x in value.elts if not self.pure(x)) <= 1):
             # Reversed on the stack: only one of them may have effects, or the order would change.
             state.pop()
