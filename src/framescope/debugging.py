@@ -71,8 +71,12 @@ class debug:
         from framescope import torch_internals
 
         torch_internals.load()
-        self._attach()
-        self._hook = torch_internals.on_compile_end(self._after_compile)
+        try:
+            self._attach()
+            self._hook = torch_internals.on_compile_end(self._after_compile)
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
         return self
 
     def __exit__(self, *exc_info: object) -> None:
@@ -90,7 +94,7 @@ class debug:
         try:
             self._attach()
             refresh_breakpoints()
-        except Exception as exc:  # pragma: no cover - a debugger in an unexpected state
+        except Exception as exc:  # a debugger in a state framescope does not know
             sys.stderr.write("framescope.debug: %s: %s\n" % (type(exc).__name__, exc))
 
     def _attach(self) -> None:

@@ -118,7 +118,7 @@ def run_plain(folder: Path, *args: str) -> str:
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         universal_newlines=True,
-        timeout=180,
+        timeout=300,
     )
     assert done.returncode == 0, done.stdout
     return done.stdout
@@ -387,22 +387,19 @@ GRAPH_LINE = {"aot_eager": "torch.ops.aten.mul.Tensor(", "inductor": "cpp_fused_
 )
 def test_pdb_in_resume_functions_and_backend_code(tmp_path, backend):
     (tmp_path / "prog.py").write_text(BREAKING_PROGRAM)
-    argv = ["prog.py", "dump", backend]
-    plain = subprocess.run(
-        [sys.executable, *argv], cwd=str(tmp_path), env=environment(), stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT, universal_newlines=True, timeout=300,
-    )
-    assert plain.returncode == 0, plain.stdout
+    output = run_plain(tmp_path, backend)
     index = json.loads((tmp_path / "dump" / "index.json").read_text())
-    frames = {frame["name"]: frame for frame in index["frames"]}
-    [resume] = [frame for name, frame in frames.items() if frame["resume_of"] == "f"]
-    [graph] = frames["f"]["entries"][0]["graphs"]
-    [stage] = [item["runs_from_file"] for item in index["graphs"] if item["name"] == graph][0]
+    [f] = [frame for frame in index["frames"] if frame["name"] == "f"]
+    [resume] = [frame for frame in index["frames"] if frame["resume_of"] == f["id"]]
+    [graph] = f["entries"][0]["graphs"]
+    [record] = [item for item in index["graphs"] if item["name"] == graph]
+    [stage] = record["runs_from_file"]
     graph_file = tmp_path / "dump" / ("%s.%s.py" % (graph, stage))
     g = (str(graph_file), line_of(graph_file, GRAPH_LINE[backend]))
     resume_file = tmp_path / "dump" / resume["entries"][0]["file"]
     r = (str(resume_file), line_of(resume_file, "= %s(" % resume["entries"][0]["graphs"][0]))
-    with PdbSession.start([sys.executable, "-m", "pdb", *argv], cwd=str(tmp_path), env=environment(), timeout=120) as pdb:
+    argv = [sys.executable, "-m", "pdb", "prog.py", "dump", backend]
+    with PdbSession.start(argv, cwd=str(tmp_path), env=environment(), timeout=120) as pdb:
         for path, line in (g, r):
             assert "Breakpoint" in pdb.command("break %s:%d" % (path, line)).text
         seen, values = [], []
@@ -414,4 +411,33 @@ def test_pdb_in_resume_functions_and_backend_code(tmp_path, backend):
         assert "The program finished" in pdb.command("continue").text
         assert seen == [g, r, g, r]
         assert values == ["tensor([1., 1., 1.])", "tensor([2., 2., 2.])"] * 2
-        assert program_lines(pdb.transcript, "CALL ") == program_lines(plain.stdout, "CALL ")
+        assert program_lines(pdb.transcript, "CALL ") == program_lines(output, "CALL ")
+
+
+# --------------------------------------------------------------------------- the API
+
+
+def test_debug_is_lazy_and_library_code_is_known(run_python):
+    done = run_python(
+        "import sys, framescope\n"
+        "from framescope import debugging\n"
+        "assert framescope.debug is debugging.debug\n"
+        "assert 'torch' not in sys.modules\n"
+        "import torch\n"
+        "names = ['torch', 'torch._dynamo.eval_frame', 'os', 'framescope.dump', '__main__', None]\n"
+        "print([debugging.is_library_module(name) for name in names])\n"
+    )
+    assert done.stdout.strip() == "[True, True, True, True, False, False]"
+
+
+def test_debug_without_a_debugger_changes_nothing(run_python):
+    # No debugger: the block only watches compiles; results and dump are as without it.
+    done = run_python(
+        "import torch, framescope\n"
+        "def f(x):\n"
+        "    return x * 2\n"
+        "with framescope.debug() as session:\n"
+        "    out = torch.compile(f, backend='eager')(torch.ones(2))\n"
+        "print(session.debuggers, out.tolist())\n"
+    )
+    assert done.stdout.strip() == "[] [2.0, 2.0]"
