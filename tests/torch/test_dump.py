@@ -119,6 +119,17 @@ def make_closure():
     return closure
 
 
+def make_breaking_closure():
+    base = torch.ones(3)
+
+    def closing(x):
+        y = x + base
+        torch._dynamo.graph_break()
+        return y * base
+
+    return closing
+
+
 def make_counter():
     count = 0
 
@@ -182,6 +193,7 @@ def main():
     out.append(scaler.apply(x))
     out.append(torch.compile(whole, backend="eager", fullgraph=True)(x))
     out.append(torch.compile(lambda v: v * 5 - 1, backend="eager")(x))
+    out.append(torch.compile(make_breaking_closure(), backend="eager")(x))
     return [t.detach().tolist() for t in out]
 
 
@@ -275,6 +287,9 @@ def test_graph_breaks_make_resume_frames(main_runs):
     assert first["id"] in frames["breaks"]["entries"][0]["calls_resume"]
     # The data-dependent branch breaks the resume function again.
     assert any(f["resume_of"] == first["id"] for f in index["frames"])
+    # A closure's resume function is made by a factory that torch installs; still linked.
+    closing = [f for f in index["frames"] if f["resume_of"] == "closing"]
+    assert len(closing) == 1 and frames["closing"]["entries"][0]["calls_resume"] == [closing[0]["id"]]
     for frame in [frames["breaks"]] + resumes:
         assert (main_runs["dirs"][0] / naming.full_code_file(frame["id"])).exists()
         for entry in frame["entries"]:
