@@ -142,6 +142,8 @@ class Assembler:
 
     def __init__(self) -> None:
         self.out: List[Any] = [Instr("RESUME", 0)] if PY >= (3, 11) else []
+        #: Exception handlers to place after the code: (label, tag of the call they make).
+        self.handlers: List[Tuple[Label, int]] = []
 
     def add(self, name: str, arg: Any = bytecode.UNSET) -> None:
         self.out.append(Instr(name, arg) if arg is not bytecode.UNSET else Instr(name))
@@ -234,7 +236,34 @@ class Assembler:
         else:
             self.add("POP_JUMP_IF_TRUE" if when else "POP_JUMP_IF_FALSE", label)
 
+    def protected_call(self, argc: int, tag: int) -> None:
+        """A call inside ``try: ... except BaseException: f(tag); raise`` (3.11+), the way
+        Dynamo protects a call inside a ``with`` block; the handler goes to the end."""
+        handler = Label()
+        begin = bytecode.TryBegin(handler, push_lasti=False)
+        self.out.append(begin)
+        self.call(argc)
+        self.out.append(bytecode.TryEnd(begin))
+        self.handlers.append((handler, tag))
+
     def code(self, name: str, args: List[str]) -> types.CodeType:
+        for handler, tag in self.handlers:
+            cleanup = Label()
+            self.out.append(handler)
+            begin = bytecode.TryBegin(cleanup, push_lasti=True)
+            self.out.append(begin)
+            self.add("PUSH_EXC_INFO")
+            self.callable("f")
+            self.const(tag)
+            self.call(1)
+            self.add("POP_TOP")
+            self.add("RERAISE", 0)
+            self.out.append(bytecode.TryEnd(begin))
+            self.out.append(cleanup)
+            self.add("COPY", 3)
+            self.add("POP_EXCEPT")
+            self.add("RERAISE", 1)
+        self.handlers = []
         program = Bytecode(self.out)
         program.name = name
         program.argcount = len(args)
@@ -565,7 +594,11 @@ class Generator:
         frame = model.stack[index]
         argc = len(model.stack) - index - 1
         del model.stack[index:]
-        self.asm.call(argc)
+        if PY >= (3, 11) and self.rng.random() < 0.1:
+            self.tags += 1
+            self.asm.protected_call(argc, self.tags)
+        else:
+            self.asm.call(argc)
         model.stack.append(self.result(frame, argc))
         return True
 
@@ -991,6 +1024,8 @@ def assemble(text: str, args: Tuple[str, ...] = ("x", "y")) -> types.CodeType:
             asm.callable(arg)
         elif op == "call":
             asm.call(number)
+        elif op == "protected_call":
+            asm.protected_call(number, 99)
         elif op == "call_ex":
             asm.call_ex()
         elif op == "attr":
@@ -1318,6 +1353,20 @@ def test_graph_outputs_are_read_where_they_are_used() -> None:
     # Passed to a call, the list could change: then its items are read in bytecode order.
     other = code.replace("store graph_out_0", "store graph_out_0\ncallable f\nload graph_out_0\ncall 1\npop")
     assert "__stack_0 = graph_out_0[0]\nf(3)\nreturn __stack_0" in body(decompiled(other))
+
+
+@pytest.mark.skipif(PY < (3, 11), reason="exception tables are 3.11+; the block stack is refused")
+def test_a_protected_call_is_a_try_statement() -> None:
+    assert body(decompiled("""
+        load x
+        attr
+        callable f
+        const 1
+        protected_call 1
+        tuple 2
+        return
+    """)) == ("__stack_0 = x.a\ntry:\n    __stack_1 = f(1)\nexcept BaseException:\n    f(99)\n    raise\n"
+              "return __stack_0, __stack_1")
 
 
 def test_loops_and_generators_are_refused_in_one_line() -> None:

@@ -28,6 +28,7 @@ random programs.
 """
 import ast
 import copy
+import dis
 import inspect
 from types import CodeType
 from typing import Any, Callable, Dict, Iterator, List, Optional, Set, Tuple
@@ -841,6 +842,9 @@ class MachineDecompiler:
             self.index.setdefault(ins.offset, i)
         self.sim = MachineSimulator(code, frozen_outputs(self.instrs))
         self.budget = STEP_BUDGET_FACTOR * max(len(self.instrs), 16)
+        #: Positions of conditional jumps that carry a handler only because they follow a
+        #: protected instruction (see `opcodes.cover_jumps`): they end the protected run.
+        self.unprotected = unprotected_jumps(code, self.instrs)
 
     def function(self) -> ast.FunctionDef:
         body = inline_temporaries(self.path(0, State()), self.sim.temps)
@@ -863,7 +867,7 @@ class MachineDecompiler:
             if self.budget < 0:
                 raise DecompilationError("too many paths through machine-made code", code_name=self.code.co_name)
             ins = instrs[position]
-            if ins.handler is not None:
+            if ins.handler is not None and position not in self.unprotected:
                 position = self.protected(position, state)
                 continue
             if ins.op == "JUMP":
@@ -896,7 +900,7 @@ class MachineDecompiler:
         sim = self.sim
         handler = self.instrs[position].handler
         end = position
-        while end < len(self.instrs) and self.instrs[end].handler == handler:
+        while end < len(self.instrs) and self.instrs[end].handler == handler and end not in self.unprotected:
             if self.instrs[end].op in POP_JUMPS or self.instrs[end].op in ("JUMP", "RETURN_VALUE"):
                 raise DecompilationError("control flow inside a protected run", code_name=self.code.co_name,
                                          offset=self.instrs[end].offset)
@@ -972,6 +976,21 @@ class MachineDecompiler:
     def fork(self, state: State) -> State:
         memo = {id(v.NULL): v.NULL}
         return State(copy.deepcopy(state.stack, memo))
+
+
+def unprotected_jumps(code: CodeType, instrs: List[Instr]) -> Set[int]:
+    """Positions of conditional jumps with a handler although neither they nor anything the
+    canonical instructions dropped before them (3.13's ``TO_BOOL``) is in an exception range."""
+    entries = getattr(dis.Bytecode(code), "exception_entries", [])
+    offsets = [ins.offset for ins in dis.get_instructions(code)]
+    found = set()
+    for position, ins in enumerate(instrs):
+        if ins.op not in POP_JUMPS or ins.handler is None or position == 0:
+            continue
+        gap = [o for o in offsets if instrs[position - 1].offset < o <= ins.offset]
+        if not any(e.start <= o < e.end for o in gap for e in entries):
+            found.add(position)
+    return found
 
 
 def ends(stmts: List[ast.stmt]) -> bool:
