@@ -362,6 +362,8 @@ def test_full_code_files(main_runs):
         text = path.read_text(encoding="utf-8")
         tree = ast.parse(text)
         defined = {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
+        # Closures are defined by calling their factory: name = __closure_of_name().
+        defined |= {t.id for node in tree.body if isinstance(node, ast.Assign) for t in node.targets}
         assert "__dispatch_for_%s" % frame["id"] in defined
         for entry in frame["entries"]:
             assert entry["guard"], "%s entry %d has no guard" % (frame["id"], entry["index"])
@@ -373,6 +375,11 @@ def test_full_code_files(main_runs):
         calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
         called = {node.func.id for node in calls if isinstance(node.func, ast.Name)}
         assert {name for name in called if name.startswith("___")} <= defined
+    # A closure's original and transformed code are defined through factories that bind
+    # the free variables, so that nonlocal stays valid.
+    bump = (folder / "full_code_for_bump.py").read_text(encoding="utf-8")
+    assert "bump = __closure_of_bump()" in bump and "nonlocal count" in bump
+    assert "__transformed_code_1_for_bump = __closure_of___transformed_code_1_for_bump()" in bump
     r_text = (folder / "full_code_for_r.py").read_text(encoding="utf-8")
     assert "def r(x, n):\n    return x * n" in r_text
     assert "L['n'] == 2" in r_text
@@ -847,12 +854,17 @@ def test_transformed_file_keeps_free_and_cell_variables(tmp_path):
     # A decompiled def that no longer uses a free variable, nor makes a closure over a cell.
     code = _closure_code()
     source = "def inner(x):\n    return x + a\n"
-    text, compiled = transformed._compile(code, code, source, str(tmp_path / "t.py"), ["# h"])
+    text, compiled, body = transformed._compile(code, code, source, str(tmp_path / "t.py"), ["# h"])
     assert compiled.co_freevars == code.co_freevars == ("a", "b")
     assert "nonlocal b" in text and compiled.co_filename == str(tmp_path / "t.py")
+    assert body.startswith("def inner(x):\n    nonlocal b") and body in text.replace("\n        ", "\n    ")
+    # In the full-code file: a factory binds the free variables, and its call defines the name.
+    namespace: dict = {}
+    exec(fullcode.closure_def(body, "inner", ("a", "b")), namespace)
+    assert namespace["inner"].__code__.co_freevars == ("a", "b")
     compile(text, "t.py", "exec")
     cell = _cell_code()
-    text, compiled = transformed._compile(cell, cell, "def outer(x):\n    return x\n", "t.py", ["# h"])
+    text, compiled, _ = transformed._compile(cell, cell, "def outer(x):\n    return x\n", "t.py", ["# h"])
     assert compiled.co_cellvars == cell.co_cellvars == ("k",)
     validate.check_replacement(cell, compiled)
 

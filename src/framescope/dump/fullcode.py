@@ -18,7 +18,7 @@ import types
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence
 
 from framescope.dump import guards as _guards
-from framescope.dump import naming
+from framescope.dump import naming, transformed
 
 if TYPE_CHECKING:
     from framescope.dump.session import DumpSession, FrameState
@@ -65,7 +65,7 @@ def render(session: "DumpSession", state: "FrameState") -> str:
     if helpers:
         title = "# Helpers for guard checks that have no plain Python spelling.\n\n"
         sections.append(title + "\n\n\n".join(helpers))
-    sections.append(_original_section(frame, state.original_source))
+    sections.append(_original_section(frame, state.original_source, code.co_freevars))
     stubs = _stubs(session, state)
     if stubs:
         sections.append(stubs)
@@ -103,14 +103,14 @@ def original_source(code: types.CodeType) -> Optional[str]:
         return None
 
 
-def _original_section(frame: Dict, source: Optional[str]) -> str:
+def _original_section(frame: Dict, source: Optional[str], free: Sequence[str]) -> str:
     title = "# ---- %s as written (%s:%d)" % (frame["qualname"], frame["filename"], frame["firstlineno"])
     if frame["resume_of"]:
         title = "# ---- %s, made by torch.compile to continue %s after a graph break" % (
             frame["name"], frame["resume_of"])
     if source is None:
         return title + "\n# (no source, and framescope could not decompile it)"
-    return title + "\n" + source
+    return title + "\n" + closure_def(source, frame["name"], free)
 
 
 def _stubs(session: "DumpSession", state: "FrameState") -> str:
@@ -188,11 +188,16 @@ def _transformed_function(frame: Dict, entry: Dict, code: types.CodeType, source
                 "    ...",
             ]
         )
-    renamed = _rename_def(source, name)
-    if code.co_freevars:
-        free = ", ".join(code.co_freevars)
-        renamed = "# %s come from the closure of %s\n%s" % (free, frame["name"], renamed)
-    return renamed
+    return closure_def(_rename_def(source, name), name, code.co_freevars)
+
+
+def closure_def(source: str, name: str, free: Sequence[str]) -> str:
+    """``source`` (a ``def`` of ``name``) as top-level code that defines ``name``; a closure
+    goes into a factory that binds its free variables, called once."""
+    if not free or not _defines(source, name):
+        return source
+    factory = transformed.wrapped(source.rstrip("\n") + "\n", name, free)
+    return "\n".join(factory + ["", "", "%s = __closure_of_%s()" % (name, name)])
 
 
 def _rename_def(source: str, name: str) -> str:

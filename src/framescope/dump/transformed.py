@@ -32,7 +32,8 @@ class Result:
     text: str
     #: The code compiled from the file, to run in the cache entry; None: Dynamo's runs.
     code: Optional[types.CodeType]
-    #: The decompiled ``def`` (uuid-free names), for the full-code file; None on failure.
+    #: The ``def`` as in the file (uuid-free names, declarations added, no factory), for the
+    #: full-code file; None on failure.
     source: Optional[str]
     #: Why the file holds Dynamo's bytecode instead of Python; None when decompiled.
     reason: Optional[str]
@@ -68,7 +69,7 @@ def make(
         source = decompile_transformed(named, indent=4)
         if aliases:
             source = naming.strip_graph_uuids(source)
-        text, code = _compile(original, dynamo, source, filename, header)
+        text, code, source = _compile(original, dynamo, source, filename, header)
         reverse = {long: short for short, long in aliases.items()}
         validate.check(dynamo, code, lambda name: reverse.get(name, name))
     except Exception as exc:  # the decompiler's own errors and anything else it raises
@@ -86,23 +87,23 @@ def install_aliases(result: Result, module_globals: Dict[str, object]) -> None:
 
 def _compile(
     original: types.CodeType, dynamo: types.CodeType, source: str, filename: str, header: Sequence[str]
-) -> Tuple[str, types.CodeType]:
-    """The file text and the function code compiled from it, with the same free variables
-    and cells as Dynamo's code."""
+) -> Tuple[str, types.CodeType, str]:
+    """The file text, the function code compiled from it (with the same free variables and
+    cells as Dynamo's code) and the ``def`` as it is in the file."""
     name = _def_name(source)
     body = source.rstrip("\n") + "\n"
     for _ in range(2):
-        text = "\n".join(list(header) + [""] + _wrapped(body, name, dynamo.co_freevars)) + "\n"
+        text = "\n".join(list(header) + [""] + wrapped(body, name, dynamo.co_freevars)) + "\n"
         module = compile(text, filename, "exec", flags=dynamo.co_flags & _FUTURE_FLAGS, dont_inherit=True)
         code = _find(module, name, bool(dynamo.co_freevars))
         free = [n for n in dynamo.co_freevars if n not in code.co_freevars]
         cells = [n for n in dynamo.co_cellvars if n not in code.co_cellvars]
         if not free and not cells:
-            return text, code
+            return text, code, body
         # Dynamo's code keeps every cell and free variable of the original even where it
         # no longer uses them; declare them so that the layout torch copies into matches.
         body = _declare(body, free, cells)
-    return text, code
+    return text, code, body
 
 
 def _def_name(source: str) -> str:
@@ -113,8 +114,8 @@ def _def_name(source: str) -> str:
     raise ValueError("the decompiler returned no def")
 
 
-def _wrapped(body: str, name: str, free: Sequence[str]) -> List[str]:
-    """The ``def``; for a closure inside a factory that binds its free variables."""
+def wrapped(body: str, name: str, free: Sequence[str]) -> List[str]:
+    """The lines of a ``def``; for a closure inside a factory that binds its free variables."""
     if not free:
         return body.splitlines()
     lines = ["def __closure_of_%s():" % name]
