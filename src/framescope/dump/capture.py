@@ -232,7 +232,10 @@ def start(session: DumpSession) -> Capture:
 def stop(capture: Capture, session: DumpSession) -> None:
     """Remove the hooks, read the last guards and write the final files and index."""
     for handle in reversed(capture.handles):
-        handle.remove()
+        try:
+            handle.remove()
+        except Exception as exc:  # leaving the block must not fail because of framescope
+            session.warn("could not remove a hook from torch: %s: %s" % (type(exc).__name__, exc))
     capture.handles = []
     for module in reversed(capture.parts):
         end = getattr(module, "stop", None)
