@@ -659,9 +659,7 @@ def test_inductor_backend(tmp_path):
     assert "__transformed_code_0_for_f.py" in out["ran"]
     index = load_index(tmp_path / "out")
     assert frames_by_name(index)["f"]["entries"][0]["decompiled"]
-    for name in ("__transformed_code_0_for_f.py", "full_code_for_f.py"):
-        path = tmp_path / "out" / name
-        compile(path.read_text(encoding="utf-8"), str(path), "exec")
+    assert_all_compile(tmp_path / "out")
 
 
 @pytest.mark.needs_subprocess
