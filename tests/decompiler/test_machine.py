@@ -1002,7 +1002,8 @@ def test_random_programs_do_what_their_decompilation_does() -> None:
 
 def assemble(text: str, args: Tuple[str, ...] = ("x", "y")) -> types.CodeType:
     """A code object from one operation a line, spelled for the running interpreter:
-    ``const 1``, ``load x``, ``store x``, ``delete x``, ``global o``, ``callable f``, ``call 2``,
+    ``const 1``, ``load x``, ``store x``, ``delete x``, ``global o``, ``callable f`` (with its
+    NULL slot), ``push_null``, ``call 2``, ``protected_call 1``,
     ``call_ex``, ``attr``, ``store_attr``, ``list 2``, ``tuple 2``, ``copy 1``, ``swap 2``,
     ``extend 1``, ``append 1``, ``subscr``, ``slice 1 None``, ``store_subscr``, ``delete_subscr``,
     ``unpack 2``, ``to_tuple``, ``pop``, ``if_true L``, ``if_false L``, ``jump L`` (forward),
@@ -1021,6 +1022,8 @@ def assemble(text: str, args: Tuple[str, ...] = ("x", "y")) -> types.CodeType:
             asm.load_global(arg)
         elif op == "callable":
             asm.callable(arg)
+        elif op == "push_null":
+            asm.add("PUSH_NULL")
         elif op == "call":
             asm.call(number)
         elif op == "protected_call":
@@ -1178,6 +1181,89 @@ def test_list_juggling_disappears() -> None:
         tuple 2
         return
     """)) == "return y, x"
+
+
+@pytest.mark.skipif(PY not in ((3, 11), (3, 12)), reason="the NULL slot goes below the callable on 3.11-3.12")
+def test_dynamo_resume_call() -> None:
+    # torch.compile 2.13 on 3.11, for ``z = inner(x) - 1`` breaking the graph in ``outer(x, lst)``
+    # (inner called f, the resume function g): its frame values travel in lists it takes apart.
+    assert body(decompiled("""
+        tuple 0
+        list 1
+        push_null
+        global f
+        load x
+        list 0
+        list 0
+        swap 2
+        load y
+        list 1
+        extend 2
+        pop
+        list 1
+        swap 4
+        swap 3
+        swap 2
+        call 1
+        list 1
+        copy 2
+        const 0
+        subscr
+        slice 0 0
+        store_subscr
+        copy 1
+        const 0
+        subscr
+        swap 2
+        pop
+        list 1
+        swap 2
+        copy 1
+        const 0
+        subscr
+        swap 2
+        pop
+        list 1
+        swap 2
+        copy 1
+        const 0
+        subscr
+        copy 1
+        copy 1
+        const 1
+        subscr
+        swap 2
+        pop
+        list 1
+        swap 2
+        slice 1 None
+        store_subscr
+        copy 2
+        pop
+        list 0
+        swap 3
+        pop
+        global g
+        swap 3
+        swap 2
+        copy 1
+        copy 1
+        const -1
+        subscr
+        swap 2
+        const -1
+        delete_subscr
+        swap 3
+        swap 2
+        list 2
+        swap 2
+        extend 1
+        push_null
+        swap 3
+        swap 2
+        call_ex
+        return
+    """)) == "return g([], [], f(x), y)"
 
 
 def test_slices_of_a_built_list_are_taken_at_once() -> None:
