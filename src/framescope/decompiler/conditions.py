@@ -169,6 +169,9 @@ def collect_condition(st: "Structurer", block: Block, state: State) -> Cond:
                 continue
             if probe.stmts:
                 continue
+            pushed = len(probe.stack) - len(arm_state.stack)
+            if pushed > 2 or (pushed == 2 and probe.stack[-1] is not probe.stack[-2]):
+                continue  # more than the tested value (and a kept copy): the start of a match statement
             inner = collect_condition(st, target, probe)
             merged = fold(cond, side, inner)
             if merged is not None and (len(merged.true_state.stack) != len(inner.true_state.stack)

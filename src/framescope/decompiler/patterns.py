@@ -229,7 +229,7 @@ class Reader:
         except (NotAPattern, DecompilationError):
             del self.fail_blocks[mark:]
             return None
-        guard, body, fail = self.guard(end, last, fail, first, only_captures(pattern))
+        guard, body, fail = self.guard(end, last, fail, first, pattern)
         if body is None:
             del self.fail_blocks[mark:]
             return None
@@ -240,19 +240,21 @@ class Reader:
             return len(stack) == floor and (last or stack[-1] is subject)
         return stop
 
-    def guard(self, pos: Pos, last: bool, fail: Optional[Pos], first: bool, plain: bool):
+    def guard(self, pos: Pos, last: bool, fail: Optional[Pos], first: bool, pattern: ast.AST):
         """(guard, where the body starts, failure position) after the pattern of a case.
 
         The body of a case before the last starts after the subject's pop; a guard before
         that pop jumps to the failure position when false.  The last case has no pop: a
-        condition there is its guard when it fails to the same place as the pattern (or
-        anywhere if the pattern cannot fail, unless it only captures: ``a = b = x`` then
-        ``if a:`` compiles alike, and reads better so, in a first case).
+        condition there is its guard when it fails to the same place as the pattern.  When
+        the pattern cannot fail, a condition is read as a guard only where it must be one:
+        after ``_`` following other cases (else the case would be a ``case _:`` compiling
+        to no code), or after a pattern that compiles unlike any assignment.
         """
+        wildcard, plain = is_wildcard(pattern), like_assignment(pattern)
         block, index = pos
         if not last and block.instrs[index].op == "POP_TOP":
             return None, after(pos), fail
-        read = self.read_guard(pos, last, fail, fail is not None or not first or not plain)
+        read = self.read_guard(pos, last, fail, fail is not None or (not first and wildcard) or not plain)
         if read is not None:
             return read
         return None, (pos if last else None), fail
@@ -270,6 +272,8 @@ class Reader:
             return None
         try:
             cond = collect_condition(self.st, block, State(probe.stack))
+            if any(node is self.subject for node in ast.walk(cond.expr)):
+                raise DecompilationError("the next case's test")
         except DecompilationError:  # it went on into the next case's code: a guard of one test
             try:
                 cond = resolve_pops(simple_condition(self.st, block, State(probe.stack)))
@@ -395,7 +399,7 @@ class Reader:
             if ins.op == "COPY" and ins.arg == 1:
                 pos = place
                 continue
-            if ins.op == "POP_TOP" and same_position(after(place), ends[0][0]):
+            if ins.op == "POP_TOP" and after(place) == ends[0][0]:
                 # A last alternative ``_`` leaves no code: the failure goes on as a success.
                 alternatives.append(Node())
                 ends.append((after(place), stack[:-1]))
@@ -678,6 +682,15 @@ def follow_pops(pos: Pos, stack: List[Any], floor: int, passed: Optional[List[Bl
     return None
 
 
+def through(block: Block) -> Block:
+    """Where a block that only jumps on leads (3.13+ keeps such blocks for line numbers)."""
+    seen = 0
+    while len(block.instrs) == 1 and block.last.op == "JUMP" and block.jump is not None and seen < 20:
+        block = block.jump
+        seen += 1
+    return block
+
+
 def same_stack(a: List[Any], b: List[Any]) -> bool:
     return len(a) == len(b) and all(x is y for x, y in zip(a, b))
 
@@ -765,13 +778,11 @@ def to_pattern(node: Optional[Node]) -> ast.AST:
     return pattern
 
 
-def only_captures(pattern: ast.AST) -> bool:
-    """Whether a pattern is names only: ``a``, ``a as b``..."""
-    while isinstance(pattern, ast.MatchAs) and pattern.name is not None:
-        if pattern.pattern is None:
-            return True
+def like_assignment(pattern: ast.AST) -> bool:
+    """Whether a pattern compiles like an assignment: ``case a`` as ``a = x``, ``case a as b`` as ``a = b = x``."""
+    if isinstance(pattern, ast.MatchAs) and pattern.name is not None and isinstance(pattern.pattern, ast.MatchAs):
         pattern = pattern.pattern
-    return False
+    return isinstance(pattern, ast.MatchAs) and pattern.pattern is None and pattern.name is not None
 
 
 def tested(node: Node) -> Optional[ast.AST]:
@@ -843,8 +854,8 @@ class MatchStructurer:
         outer = state.stack[:len(state.stack) - depth]
         reader = Reader(self, outer, subject, state.stack[len(state.stack) - depth + 1:])
         cases = reader.cases((block, index))
-        if not cases or not any(case.refutable for case in cases):
-            return None  # e.g. ``a = b = x``: a capture that cannot fail is just a store
+        if not cases or (len(cases) == 1 and not cases[0].refutable and like_assignment(cases[0].pattern)):
+            return None  # ``a = b = x`` compiles alike and reads better
         fail = cases[-1].fail
         inside = [case.body[0] for case in cases] + reader.fail_blocks
         # After other cases, a last ``case _ if guard`` is followed by a ``case _``: a last
@@ -858,9 +869,9 @@ class MatchStructurer:
             body = State(outer)
             ends.append(self.walk(case.body[0], inner, body, first=case.body[1]))
             node.cases.append(ast.match_case(pattern=case.pattern, guard=case.guard, body=body.stmts or [ast.Pass()]))
-        if fail is not None and end is not None and (fail[0] is not end or fail[1]):
+        if fail is not None and (default or (end is not None and (fail[0] is not end or fail[1]))):
             body = State(outer)  # ``case _:``, whose code follows the failure code of the last case
-            ends.append(self.walk(fail[0], end, body, first=fail[1]))
+            ends.append(self.walk(fail[0], inner, body, first=fail[1]))
             node.cases.append(ast.match_case(pattern=wildcard(), guard=None, body=body.stmts or [ast.Pass()]))
             fail = None
         if any(e is not None and e is not inner for e in ends):
@@ -893,9 +904,13 @@ class MatchStructurer:
             escapes.update(b for b in (loop.header, loop.exit, loop.brk) if b is not None)
             escapes.update(loop.break_blocks)
         low = head.index
+        succs = {b: [through(s) for s in b.succs()] for b in blocks[low:]}
 
         def closed(e: int) -> bool:
-            return all(low <= s.index <= e or s in escapes for b in blocks[low:e] for s in b.succs())
+            return all(low <= s.index <= e or s in escapes for b in blocks[low:e] for s in succs[b])
+
+        def reached(end: Block, before: int) -> bool:
+            return any(end in succs[b] for b in blocks[low:before])
 
         need = max([low + 1] + [b.index + 1 for b in inside])
         tail = last
@@ -909,8 +924,8 @@ class MatchStructurer:
             if not closed(e):
                 continue
             for end in (blocks[e] if e < len(blocks) else None, stop):
-                if end is not None and any(end in b.succs() for b in blocks[low:tail.index]):
+                if end is not None and reached(end, tail.index):
                     return end
-            if e == len(blocks) or not any(blocks[e] in b.succs() for b in blocks[low:e]):
+            if e == len(blocks) or not reached(blocks[e], e):
                 return None  # the code never leaves: every case returns, raises or jumps out of a loop
         return None
