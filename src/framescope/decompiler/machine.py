@@ -847,7 +847,7 @@ class MachineDecompiler:
         self.unprotected = unprotected_jumps(code, self.instrs)
 
     def function(self) -> ast.FunctionDef:
-        body = inline_temporaries(self.path(0, State()), self.sim.temps)
+        body = inline_temporaries(self.path(0, State()), self.sim.temps, self.sim.frozen)
         if body and isinstance(body[-1], ast.Return) and isinstance(body[-1].value, ast.Constant) \
                 and body[-1].value.value is None:
             body.pop()
@@ -1073,7 +1073,7 @@ class Substitute(ast.NodeTransformer):
         return node
 
 
-def inline_temporaries(body: List[ast.stmt], temps: Set[str]) -> List[ast.stmt]:
+def inline_temporaries(body: List[ast.stmt], temps: Set[str], frozen: Set[str] = frozenset()) -> List[ast.stmt]:
     """Drop ``t = value`` where the temporary ``t`` is read once, by the next statement, before
     that statement does anything else: the value is evaluated there instead, at the same point.
     A temporary never read keeps only its value's evaluation."""
@@ -1099,7 +1099,7 @@ def inline_temporaries(body: List[ast.stmt], temps: Set[str]) -> List[ast.stmt]:
                 out.pop()
             if is_temporary(stmt, temps) and not reads.get(stmt.targets[0].id):
                 # Never read: only the evaluation is left, if it does anything.
-                if is_pure(stmt.value):
+                if is_pure(stmt.value, frozen):
                     continue
                 stmt = ast.Expr(value=stmt.value)
             out.append(stmt)
