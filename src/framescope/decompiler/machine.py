@@ -981,7 +981,9 @@ class MachineDecompiler:
 def unprotected_jumps(code: CodeType, instrs: List[Instr]) -> Set[int]:
     """Positions of conditional jumps with a handler although neither they nor anything the
     canonical instructions dropped before them (3.13's ``TO_BOOL``) is in an exception range."""
-    entries = getattr(dis.Bytecode(code), "exception_entries", [])
+    entries = getattr(dis.Bytecode(code), "exception_entries", None)
+    if entries is None:
+        return set()  # before 3.11 handlers come from the block stack, which is refused
     offsets = [ins.offset for ins in dis.get_instructions(code)]
     found = set()
     for position, ins in enumerate(instrs):
