@@ -48,6 +48,19 @@ STEP_BUDGET_FACTOR = 16
 _SUSPENDABLE = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
 
 
+class Cell:
+    """The cell of a variable (``LOAD_CLOSURE``), as a closure tuple holds it."""
+
+    def __init__(self, name: str) -> None:
+        #: The variable whose cell this is.
+        self.name = name
+
+
+def arguments_none() -> ast.arguments:
+    return ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
+                         defaults=[])
+
+
 class NewList:
     """A list this code built and no other code has seen: its items are still stack values."""
 
@@ -91,14 +104,14 @@ def decompile_transformed(code: CodeType, *, indent: int = 4) -> str:
 def is_pure(node: Any, frozen: Set[str] = frozenset()) -> bool:
     """Whether evaluating ``node`` later, or twice, cannot change what the program does.
 
-    Names, constants, the interpreter's NULL and exception slots, and tuples and slices of
+    Names, constants, the interpreter's NULL and exception slots, closure cells, and tuples and slices of
     them. Not functions made here nor list displays (each evaluation makes another one), nor
     ``*x`` (it reads what ``x`` holds now, unless ``x`` is a temporary list made for it, see
     `MachineSimulator.spill`). A constant subscript of a name in ``frozen`` is pure too: see
     `frozen_outputs`. Names are pure because the code reading them is the only code that
     binds them; globals are assumed not to be rebound by the calls in between.
     """
-    if isinstance(node, (ast.Name, ast.Constant, v.Null, v.Exc)):
+    if isinstance(node, (ast.Name, ast.Constant, v.Null, v.Exc, Cell)):
         return True
     if isinstance(node, ast.Tuple):
         return all(is_pure(x, frozen) for x in node.elts)
@@ -358,7 +371,16 @@ class MachineSimulator(Simulator):
             raise DecompilationError("function used as a value")
         return nested(func, target, iterator)
 
+    def op_LOAD_CLOSURE(self, ins: Instr, state: State) -> None:
+        state.push(Cell(ins.arg))
+
     def expr(self, value: Any) -> ast.expr:
+        if isinstance(value, Cell):
+            # The cell object itself, not its value: the only source spelling is the closure
+            # of a function that uses the variable.
+            getter = ast.Lambda(args=arguments_none(), body=name(value.name))
+            closure = ast.Attribute(value=getter, attr="__closure__", ctx=ast.Load())
+            return ast.Subscript(value=closure, slice=ast.Constant(value=0), ctx=ast.Load())
         if isinstance(value, NewList):
             # Every use of a list built here goes through `settle`; one that does not is a gap.
             raise DecompilationError("list built here used where it is not tracked")

@@ -511,7 +511,10 @@ def cover_jumps(instrs: List[Instr]) -> List[Instr]:
 
 def canonical_instructions(code: CodeType) -> List[Instr]:
     """The canonical instruction list of ``code`` (pass 1 of the decompiler)."""
-    return list(_canonical(code))
+    try:
+        return list(_canonical(code))
+    except TypeError:  # unhashable constants (machine-made code can hold a dict): no cache
+        return Translator(code).run()
 
 
 @functools.lru_cache(maxsize=64)
