@@ -22,7 +22,8 @@ CLASS_HIDDEN = ("__module__", "__qualname__", "__firstlineno__", "__static_attri
 def clean_body(body: List[ast.stmt]) -> List[ast.stmt]:
     """Rewrite compiler shapes back into the statements that produce them, recursively."""
     out: List[ast.stmt] = []
-    for stmt in body:
+    body = list(body)
+    for index, stmt in enumerate(body):
         for field in ("body", "orelse", "finalbody"):
             inner = getattr(stmt, field, None)
             if isinstance(inner, list) and inner:
@@ -33,8 +34,53 @@ def clean_body(body: List[ast.stmt]) -> List[ast.stmt]:
             case.body = clean_body(case.body)
         if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
             stmt.body = strip_trailing_continue(stmt.body) or [ast.Pass()]
+        if is_match(stmt):
+            hoist_match_tail(stmt, body, index + 1)
         out.append(as_assert(stmt))
     return out
+
+
+def is_match(stmt: ast.stmt) -> bool:
+    return type(stmt).__name__ == "Match"
+
+
+def hoist_match_tail(stmt: ast.stmt, body: List[ast.stmt], after: int) -> None:
+    """Take out of the cases of a match statement the code after it that the compiler copied into them.
+
+    3.10+ copies a short ``return x`` after a match statement (at ``body[after:]``) into
+    each case that goes there; the code before that copy then only runs when no case
+    matched: it is the statement's ``case _``.
+    """
+    rest = body[after:]
+    if not rest or not isinstance(rest[-1], (ast.Return, ast.Raise)):
+        return
+    cases = stmt.cases  # type: ignore[attr-defined]
+    tails = [common_length(case.body, rest) for case in cases]
+    shared = min([n for n in tails if n] or [0])
+    if not shared or any(not n and not ends_control(case.body) for n, case in zip(tails, cases)):
+        return
+    before = rest[:len(rest) - shared]
+    last = cases[-1]
+    if before and last.guard is None and getattr(last.pattern, "pattern", True) is None:
+        return  # the last case always matches: the code after the statement is not a ``case _``
+    for n, case in zip(tails, cases):
+        if n:
+            case.body = case.body[:len(case.body) - shared] or [ast.Pass()]
+    if before:
+        cases.append(ast.match_case(pattern=ast.MatchAs(pattern=None, name=None), guard=None, body=list(before)))
+        del body[after:after + len(before)]
+
+
+def common_length(a: List[ast.stmt], b: List[ast.stmt]) -> int:
+    """How many statements ``a`` and ``b`` end with alike."""
+    n = 0
+    while n < min(len(a), len(b)) and ast.dump(a[-1 - n]) == ast.dump(b[-1 - n]):
+        n += 1
+    return n
+
+
+def ends_control(body: List[ast.stmt]) -> bool:
+    return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise, ast.Break, ast.Continue))
 
 
 def strip_trailing_continue(body: List[ast.stmt]) -> List[ast.stmt]:
@@ -86,6 +132,9 @@ def strip_return_none(body: List[ast.stmt]) -> List[ast.stmt]:
         last.body = strip_return_none(last.body) or [ast.Pass()]
         if last.orelse:
             last.orelse = strip_return_none(last.orelse)
+    if is_match(last):
+        for case in last.cases:  # type: ignore[attr-defined]
+            case.body = strip_return_none(case.body) or [ast.Pass()]
     return body
 
 

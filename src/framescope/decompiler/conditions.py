@@ -144,13 +144,22 @@ def resolve_pops(cond: Cond) -> Cond:
             continue
         if not pops and block.last.op != "JUMP":
             continue
+        other = getattr(cond, ("false" if side == "true" else "true") + "_block")
+        if not pops and other is not None and other.fall is block:
+            continue  # a jump the other arm falls into too: where the arms meet
         setattr(cond, side + "_block", dest)
         setattr(cond, side + "_state", State(arm.stack[:len(arm.stack) - len(pops)]))
     return cond
 
 
-def collect_condition(st: "Structurer", block: Block, state: State) -> Cond:
-    cond = resolve_pops(simple_condition(st, block, state))
+def collect_condition(st: "Structurer", block: Block, state: State, pops: bool = True) -> Cond:
+    """The condition of ``block``'s final jump, with the tests it chains to folded in.
+
+    With ``pops``, an arm that only pops values and jumps on is looked through.
+    """
+    cond = simple_condition(st, block, state)
+    if pops:
+        cond = resolve_pops(cond)
     consumed = {block}
     while True:
         merged = None
@@ -172,7 +181,7 @@ def collect_condition(st: "Structurer", block: Block, state: State) -> Cond:
             pushed = len(probe.stack) - len(arm_state.stack)
             if pushed > 2 or (pushed == 2 and probe.stack[-1] is not probe.stack[-2]):
                 continue  # more than the tested value (and a kept copy): the start of a match statement
-            inner = collect_condition(st, target, probe)
+            inner = collect_condition(st, target, probe, pops)
             merged = fold(cond, side, inner)
             if merged is not None and (len(merged.true_state.stack) != len(inner.true_state.stack)
                                        or len(merged.false_state.stack) != len(inner.false_state.stack)):

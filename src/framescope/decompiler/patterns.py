@@ -30,8 +30,9 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from framescope.decompiler import values as v
 from framescope.decompiler.cfg import Block
-from framescope.decompiler.conditions import CONDITIONAL, collect_condition, resolve_pops, simple_condition
+from framescope.decompiler.conditions import CONDITIONAL, Cond, collect_condition, simple_condition
 from framescope.decompiler.normalize import same_run
+from framescope.decompiler.opcodes import PY
 from framescope.decompiler.simulate import State
 from framescope.errors import DecompilationError
 
@@ -44,9 +45,7 @@ LOADS = frozenset({
     "LOAD_FROM_DICT_OR_GLOBALS", "LOAD_FROM_DICT_OR_DEREF", "BUILD_TUPLE",
 })
 
-STORES = frozenset({"STORE_FAST", "STORE_NAME", "STORE_GLOBAL", "STORE_DEREF"})
-
-#: Instructions read per pattern at most (a bound on work for code that is no pattern).
+#: Instructions read per case at most (a bound on work for code that is no pattern).
 MAX_STEPS = 5000
 
 Pos = Tuple[Block, int]
@@ -220,6 +219,7 @@ class Reader:
         else:
             root, floor, start = Node(), self.floor + 1, pos
         self.stored = False
+        self.steps = 0
         mark = len(self.fail_blocks)
         try:
             end, stack, failures = self.follow(start, stack, self.case_stop(floor, subject, last))
@@ -271,12 +271,12 @@ class Reader:
         except DecompilationError:
             return None
         try:
-            cond = collect_condition(self.st, block, State(probe.stack))
+            cond = collect_condition(self.st, block, State(probe.stack), pops=False)
             if any(node is self.subject for node in ast.walk(cond.expr)):
                 raise DecompilationError("the next case's test")
         except DecompilationError:  # it went on into the next case's code: a guard of one test
             try:
-                cond = resolve_pops(simple_condition(self.st, block, State(probe.stack)))
+                cond = simple_condition(self.st, block, State(probe.stack))
             except DecompilationError:
                 return None
         if probe.stmts or cond.true_kept or cond.false_kept or cond.true_block is None or cond.false_block is None:
@@ -399,8 +399,10 @@ class Reader:
             if ins.op == "COPY" and ins.arg == 1:
                 pos = place
                 continue
-            if ins.op == "POP_TOP" and after(place) == ends[0][0]:
-                # A last alternative ``_`` leaves no code: the failure goes on as a success.
+            if ins.op == "POP_TOP" and (after(place) == ends[0][0]
+                                        or (PY >= (3, 12) and same_position(after(place), ends[0][0]))):
+                # A last alternative ``_`` leaves no code (3.12+ drops its ``COPY 1; POP_TOP``):
+                # the failure goes on as a success, to the same code or a copy of it.
                 alternatives.append(Node())
                 ends.append((after(place), stack[:-1]))
                 break
@@ -856,6 +858,37 @@ class MatchStructurer:
         cases = reader.cases((block, index))
         if not cases or (len(cases) == 1 and not cases[0].refutable and like_assignment(cases[0].pattern)):
             return None  # ``a = b = x`` compiles alike and reads better
+        return self.build_match(block, reader, cases, state, stop)
+
+    def guarded_match(self, cond: Cond, state: State, stop: Optional[Block]):
+        """A match statement whose first case is ``case _ if guard:`` (``cond``), if one is there.
+
+        That case compiles to its guard alone, with the subject left on the stack: the
+        guard's true arm pops it before the body, its false arm goes on with the next case.
+        Returns None or a 1-tuple, like `match_statement`.
+        """
+        if not state.stack or not isinstance(state.stack[-1], ast.expr) or cond.true_kept or cond.false_kept \
+                or cond.true_block is None or cond.false_block is None \
+                or not same_stack(cond.false_state.stack, state.stack):
+            return None
+        popped = same_stack(cond.true_state.stack, state.stack[:-1])  # a body that only jumps, looked through
+        if not popped and not (same_stack(cond.true_state.stack, state.stack)
+                               and cond.true_block.instrs[0].op == "POP_TOP"):
+            return None
+        reader = Reader(self, state.stack[:-1], state.stack[-1], [])
+        try:
+            body = (cond.true_block, 0) if popped else after((cond.true_block, 0))
+            rest = reader.cases((cond.false_block, 0), first=False)
+        except NotAPattern:
+            return None
+        if rest is None:
+            return None
+        first = Case(wildcard(), cond.expr, (cond.head, len(cond.head.instrs) - 1), body, (cond.false_block, 0), True)
+        return self.build_match(cond.head, reader, [first] + rest, state, stop)
+
+    def build_match(self, block: Block, reader: Reader, cases: List[Case], state: State, stop: Optional[Block]):
+        """Emit the match statement of ``cases`` (starting in ``block``); return where the code goes on."""
+        subject, outer = reader.subject, reader.outer
         fail = cases[-1].fail
         inside = [case.body[0] for case in cases] + reader.fail_blocks
         # After other cases, a last ``case _ if guard`` is followed by a ``case _``: a last
@@ -923,7 +956,7 @@ class MatchStructurer:
         for e in range(need, len(blocks) + 1):
             if not closed(e):
                 continue
-            for end in (blocks[e] if e < len(blocks) else None, stop):
+            for end in (blocks[e] if e < len(blocks) and blocks[e] not in escapes else None, stop):
                 if end is not None and reached(end, tail.index):
                     return end
             if e == len(blocks) or not reached(blocks[e], e):

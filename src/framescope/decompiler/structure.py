@@ -160,6 +160,9 @@ class Structurer(LoopStructurer, ProtectedStructurer, MatchStructurer):
     # -- conditionals ------------------------------------------------------------------------------
     def branch(self, block: Block, stop: Optional[Block], state: State) -> Optional[Block]:
         cond = collect_condition(self, block, state)
+        matched = self.guarded_match(cond, state, stop) if MATCH_STARTS else None
+        if matched is not None:
+            return matched[0]
         join = self.join(cond, stop)
         if is_builtin_check(cond.expr):
             # 3.14 inlines ``all``/``any``/``tuple`` of a generator expression when the name is
