@@ -1475,3 +1475,43 @@ def test_loops_and_generators_are_refused_in_one_line() -> None:
         decompile_transformed(generator.__code__)
     with pytest.raises(TypeError):
         decompile_transformed("not code")  # type: ignore[arg-type]
+
+
+def test_a_straight_loop_is_a_for_statement() -> None:
+    # Dynamo rebuilds a dict it changed with such a loop; its body may not branch.
+    def rebuild(source, target):
+        target.clear()
+        for key, value in source.items():
+            target.__setitem__(key, value)
+        return len(target)
+
+    text = decompile_transformed(rebuild.__code__)
+    assert "for key, value in source.items():" in text
+    namespace: Dict[str, Any] = {}
+    exec(compile(text, "<machine>", "exec"), namespace)
+    target: Dict[str, int] = {"stale": 0}
+    assert namespace["rebuild"]({"a": 1, "b": 2}, target) == 2
+    assert target == {"a": 1, "b": 2}
+
+
+def test_a_loop_that_can_leave_early_is_refused() -> None:
+    def early(items):
+        for item in items:
+            if item:
+                return item
+        return None
+
+    with pytest.raises(DecompilationError):
+        decompile_transformed(early.__code__)
+
+
+def test_constants_with_no_literal_are_named_by_the_caller() -> None:
+    def give():
+        return "token"
+
+    marker = object()
+    code = give.__code__.replace(co_consts=tuple(marker if c == "token" else c for c in give.__code__.co_consts))
+    with pytest.raises(DecompilationError, match="no source spelling"):
+        decompile_transformed(code)
+    text = decompile_transformed(code, constant_name=lambda value: "THE_MARKER" if value is marker else "?")
+    assert "return THE_MARKER" in text

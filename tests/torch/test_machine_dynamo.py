@@ -21,9 +21,15 @@ from framescope.errors import DecompilationError
 
 texts, refused = {}, {}
 
+def constant_name(value):
+    # a global of this module bound to the constant itself: the code runs with these globals
+    ident = "__constant_%d" % len([k for k in globals() if k.startswith("__constant_")])
+    globals()[ident] = value
+    return ident
+
 def hook(code, new_code):
     try:
-        source = decompile_transformed(new_code)
+        source = decompile_transformed(new_code, constant_name=constant_name)
     except DecompilationError as err:
         refused[code.co_name] = str(err)
         return None
@@ -98,6 +104,14 @@ def returns_closure(x):
         return y * k
     return times, times(x)
 
+def returns_dtype(x):
+    return x + 1, x.dtype
+
+def mutates_dict(d, x):
+    d["new"] = x + 1
+    del d["old"]
+    return x * 2
+
 def run(compile):
     out = []
     lst = []
@@ -113,6 +127,10 @@ def run(compile):
     out.append(compile(keywords)(torch.ones(2), 1, 2, scale=3, z=1))
     out.append(compile(unpack)(torch.arange(4.0)))
     out.append(compile(returns_closure)(torch.ones(2))[1])
+    d = {"old": 1, "kept": 2}
+    out.append([compile(mutates_dict)(d, torch.ones(2)), d])
+    result, dtype = compile(returns_dtype)(torch.ones(2))
+    out.append([result, str(dtype)])
     return out
 
 def plain(values):
@@ -142,5 +160,6 @@ def test_transformed_code_runs_from_its_decompilation(run_python):
     assert len(texts) >= 12
     for text in texts:
         assert "[[" not in text and "[()]" not in text, text
+    assert "__constant_" in "\n".join(result["texts"]["returns_dtype"])  # torch.float32 has no literal
     scaled = "\n".join(result["texts"]["scaled"])
     assert "(lambda: k).__closure__[0]" in scaled  # the cell itself is passed on, not its value

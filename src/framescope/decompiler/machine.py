@@ -56,6 +56,21 @@ class Cell:
         self.name = name
 
 
+#: Types whose values the printer spells as literals.
+LITERAL_TYPES = (type(None), bool, int, float, complex, str, bytes, type(Ellipsis))
+
+
+def spellable(value: object) -> bool:
+    """Whether a constant can be written as a literal (tuples, frozensets and slices of them too)."""
+    if type(value) in LITERAL_TYPES:
+        return True
+    if type(value) in (tuple, frozenset):
+        return all(spellable(x) for x in value)
+    if type(value) is slice:
+        return all(spellable(x) for x in (value.start, value.stop, value.step))
+    return False
+
+
 def arguments_none() -> ast.arguments:
     return ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
                          defaults=[])
@@ -74,17 +89,22 @@ class NewList:
         return "NewList(%r)" % (self.items,)
 
 
-def decompile_transformed(code: CodeType, *, indent: int = 4) -> str:
+def decompile_transformed(
+    code: CodeType, *, indent: int = 4, constant_name: Optional[Callable[[object], str]] = None
+) -> str:
     """Source of a ``def`` that does what ``code`` does; DecompilationError when there is none.
 
     ``code`` is machine-made bytecode, e.g. a torch.compile cache entry's transformed code.
+    Such code may hold constants no literal spells (a ``torch.dtype``, a module's globals):
+    ``constant_name(value)`` gives the name of a global the caller binds to that very object,
+    and the source reads that name. Without it such code is refused.
     """
     if not isinstance(code, CodeType):
         raise TypeError("decompile_transformed() needs a code object, not %s" % type(code).__name__)
     if code.co_flags & _SUSPENDABLE:
         raise DecompilationError("generators and coroutines are not machine-decompiled", code_name=code.co_name)
     try:
-        node = MachineDecompiler(code).function()
+        node = MachineDecompiler(code, constant_name).function()
         source = unparse(ast.Module(body=[node], type_ignores=[]), indent=indent)
     except DecompilationError:
         raise
@@ -169,6 +189,8 @@ def names_written(stmt: ast.stmt) -> Set[str]:
         targets = list(stmt.targets)
     elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return {stmt.name}
+    elif isinstance(stmt, ast.For):
+        targets = [stmt]  # the loop target and everything its body binds
     written = set()
     for target in targets:
         for node in ast.walk(target):
@@ -224,8 +246,11 @@ class MachineSimulator(Simulator):
     spill from the earliest impure value until they do.
     """
 
-    def __init__(self, code: CodeType, frozen: Set[str] = frozenset()) -> None:
+    def __init__(self, code: CodeType, frozen: Set[str] = frozenset(),
+                 constant_name: Optional[Callable[[object], str]] = None) -> None:
         super().__init__(code, self.nested_value)
+        #: Names globals bound to constants no literal spells (see `decompile_transformed`).
+        self.constant_name = constant_name
         #: Locals whose constant subscripts are pure (`frozen_outputs`).
         self.frozen = frozen
         #: Names the code already uses; temporaries avoid them.
@@ -370,6 +395,17 @@ class MachineSimulator(Simulator):
         if target is None and iterator is None and func.code.co_name.isidentifier():
             raise DecompilationError("function used as a value")
         return nested(func, target, iterator)
+
+    def op_LOAD_CONST(self, ins: Instr, state: State) -> None:
+        value = ins.arg
+        if isinstance(value, CodeType) or spellable(value):
+            super().op_LOAD_CONST(ins, state)
+            return
+        if self.constant_name is None:
+            raise DecompilationError("a constant of type %s has no source spelling" % type(value).__name__)
+        ident = self.constant_name(value)
+        self.taken.add(ident)
+        state.push(name(ident))
 
     def op_LOAD_CLOSURE(self, ins: Instr, state: State) -> None:
         state.push(Cell(ins.arg))
@@ -850,7 +886,7 @@ def has_effects(stmt: ast.stmt, frozen: Set[str] = frozenset()) -> bool:
 class MachineDecompiler:
     """Walk the code's paths from the start, copying joins, into one ``def``."""
 
-    def __init__(self, code: CodeType) -> None:
+    def __init__(self, code: CodeType, constant_name: Optional[Callable[[object], str]] = None) -> None:
         self.code = code
         self.instrs = canonical_instructions(code)
         for ins in self.instrs:
@@ -862,7 +898,7 @@ class MachineDecompiler:
         self.index: Dict[int, int] = {}
         for i, ins in enumerate(self.instrs):
             self.index.setdefault(ins.offset, i)
-        self.sim = MachineSimulator(code, frozen_outputs(self.instrs))
+        self.sim = MachineSimulator(code, frozen_outputs(self.instrs), constant_name)
         self.budget = STEP_BUDGET_FACTOR * max(len(self.instrs), 16)
         #: Positions of conditional jumps that carry a handler only because they follow a
         #: protected instruction (see `opcodes.cover_jumps`): they end the protected run.
@@ -902,6 +938,9 @@ class MachineDecompiler:
                     return state.stmts
                 position = self.forward(ins) if taken else position + 1
                 continue
+            if ins.op == "FOR_ITER":
+                position = self.loop(position, state)
+                continue
             if (ins.op == "COPY" and ins.arg == 1 and position + 1 < len(instrs)
                     and instrs[position + 1].op in ("STORE_FAST", "STORE_DEREF")):
                 self.sim.copy_to_name(state, instrs[position + 1].arg)
@@ -911,6 +950,48 @@ class MachineDecompiler:
             if ins.op in ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE"):
                 return state.stmts
             position += 1
+
+    def loop(self, position: int, state: State) -> int:
+        """A ``for`` loop whose body is straight-line code and whose only exit is running out.
+
+        Dynamo writes such loops to rebuild a dict (``for k, v in d.items(): t[k] = v``). The
+        body runs on a stack of its own: reaching below the loop's iterator is refused. Returns
+        where the code goes on after the loop.
+        """
+        sim, instrs = self.sim, self.instrs
+        head = instrs[position]
+        iterator = state.pop()
+        if not isinstance(iterator, v.Iterator) or iterator.is_async:
+            raise DecompilationError("loop over something not made by GET_ITER", code_name=self.code.co_name,
+                                     offset=head.offset)
+        end = position + 1
+        while end < len(instrs) and not (instrs[end].op == "JUMP" and instrs[end].target == head.offset):
+            ins = instrs[end]
+            if (ins.op in POP_JUMPS or ins.op in ("JUMP", "FOR_ITER", "RETURN_VALUE", "RAISE_VARARGS", "RERAISE")
+                    or ins.handler is not None):
+                raise DecompilationError("control flow inside a loop body", code_name=self.code.co_name,
+                                         offset=ins.offset, opname=ins.raw or ins.op)
+            end += 1
+        after = self.index.get(head.target)
+        if end >= len(instrs) or after != end + 1:
+            raise DecompilationError("loop with an unusual exit", code_name=self.code.co_name, offset=head.offset)
+        body = instrs[position + 1:end]
+        target, used = loop_target(body)
+        inside = State()
+        if target is None:
+            ident = sim.temp()
+            target = name(ident, True)
+            inside.push(name(ident))
+        for ins in body[used:]:
+            self.budget -= 1
+            sim.step(ins, inside)
+        if inside.stack:
+            raise DecompilationError("loop body leaves values on the stack", code_name=self.code.co_name,
+                                     offset=head.offset)
+        node = ast.For(target=target, iter=iterator.source, body=inside.stmts or [ast.Pass()], orelse=[],
+                       type_comment=None)
+        sim.emit(state, node)
+        return after
 
     def protected(self, position: int, state: State) -> int:
         """A run of instructions with an exception handler: ``try: ... except BaseException: ...; raise``.
@@ -1015,6 +1096,19 @@ def unprotected_jumps(code: CodeType, instrs: List[Instr]) -> Set[int]:
         if not any(e.start <= o < e.end for o in gap for e in entries):
             found.add(position)
     return found
+
+
+def loop_target(body: List[Instr]) -> Tuple[Optional[ast.expr], int]:
+    """The names a loop's first instructions store its item in, and how many instructions that takes."""
+    stores = ("STORE_FAST", "STORE_DEREF")
+    if body and body[0].op in stores:
+        return name(body[0].arg, True), 1
+    if body and body[0].op == "UNPACK_SEQUENCE":
+        count = body[0].arg
+        names = [ins.arg for ins in body[1:1 + count] if ins.op in stores]
+        if len(names) == count and len(set(names)) == count:
+            return ast.Tuple(elts=[name(n, True) for n in names], ctx=ast.Store()), 1 + count
+    return None, 0
 
 
 def ends(stmts: List[ast.stmt]) -> bool:
