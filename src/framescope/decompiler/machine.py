@@ -411,6 +411,13 @@ class MachineSimulator(Simulator):
         state.push(Cell(ins.arg))
 
     def expr(self, value: Any) -> ast.expr:
+        if isinstance(value, CodeType):
+            # A code object passed as a value (Dynamo rebuilding a nested function): no literal.
+            if self.constant_name is None:
+                raise DecompilationError("a code object used as a value has no source spelling")
+            ident = self.constant_name(value)
+            self.taken.add(ident)
+            return name(ident)
         if isinstance(value, Cell):
             # The cell object itself, not its value: the only source spelling is the closure
             # of a function that uses the variable.
