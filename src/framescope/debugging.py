@@ -8,17 +8,16 @@ VS Code alike. ``framescope.debug()`` is for what plain breakpoints cannot do::
     with framescope.dump("framescope_dump"), framescope.debug():
         main()
 
-* It keeps the debugger's own code out of torch.compile. While a debugger stops in compiled
-  code, its prompt and its variable views run on a thread where torch.compile's frame hook
-  is installed, so torch.compile compiles the debugger's functions: that takes time, shifts
-  the numbers of later graphs (``__compiled_fn_<n>``, and so the names of their dumped files)
-  and puts debugger functions into the dump.
+* It keeps the debugger's own code out of torch.compile (:func:`hide_debugger`). While a
+  debugger stops in compiled code, its prompt and its variable views run on a thread where
+  torch.compile's frame hook is installed, so torch.compile compiles the debugger's
+  functions: that takes time and puts debugger functions into the dump. Every dump does
+  this too, when it starts and whenever a compile starts; debug() also does it outside one.
 * Stepping goes from the transformed code straight into the graph's ``forward`` and back:
   pdb's ``step`` skips library code (the standard library, site-packages, torch, framescope),
   as VS Code does with ``"justMyCode": true``, which it turns on for debugpy.
 * Breakpoints that VS Code set in a dumped file before the file existed bind as soon as the
-  dump writes it (debugpy refuses a breakpoint in a missing file and never retries), and
-  debuggers show the new text of files that a later run rewrote.
+  dump writes it (debugpy refuses a breakpoint in a missing file and never retries).
 
 torch is imported when the block is entered, never when this module is imported.
 """
@@ -142,21 +141,22 @@ def hide_debugger() -> int:
 
 def _debugger_modules() -> Iterator[Tuple[str, types.ModuleType]]:
     """Loaded debugger modules not walked yet: pdb, bdb, and those of pydevd and debugpy."""
+    for name in _PDB_MODULES:
+        module = sys.modules.get(name)
+        if name not in _seen_modules and isinstance(module, types.ModuleType):
+            _seen_modules.add(name)
+            yield name, module
     roots = []
     for package in ("pydevd", "debugpy"):
         module = sys.modules.get(package)
         path = getattr(module, "__file__", None)
         if path:
             roots.append(os.path.dirname(os.path.realpath(path)) + os.sep)
+    if not roots:
+        return  # no pydevd yet: look at the other modules once it is loaded
     for name, module in list(sys.modules.items()):
         if name in _seen_modules or not isinstance(module, types.ModuleType):
             continue
-        if name in _PDB_MODULES:
-            _seen_modules.add(name)
-            yield name, module
-            continue
-        if not roots:
-            continue  # no pydevd yet: look at the others again once it is loaded
         _seen_modules.add(name)
         path = getattr(module, "__file__", None)
         if path and os.path.realpath(path).startswith(tuple(roots)):

@@ -102,6 +102,15 @@ class Layout:
         """The graph each entry of f calls."""
         return [graph for _path, graph in self.entries]
 
+    def graph_files(self) -> List[str]:
+        """The graph files of the dump."""
+        return sorted(path.name for path in self.dump.glob("__compiled_fn_*.py"))
+
+    def torch_numbers(self) -> List[int]:
+        """torch's own number of each graph (``__compiled_fn_<n>_<uuid>``): it counts every
+        graph torch.compile makes in the process, in the dump or not."""
+        return [int(graph["torch_name"].split("_")[4]) for graph in self.index["graphs"]]
+
 
 def line_of(path: Path, text: str) -> int:
     """The number of the only line of ``path`` that contains ``text``."""
@@ -186,16 +195,20 @@ def test_pdb_breakpoints_stop_in_the_entry_that_runs(copy):
 
 
 def test_pdb_breakpoints_in_graph_code(copy):
-    # Graph code runs from the dumped graph files too; its names (__compiled_fn_<n>) come
-    # from torch's counter and so are stable for a program that compiles the same graphs.
+    # Graph code runs from the dumped graph files too. The dump numbers its graphs itself
+    # (__compiled_fn_<n>, from 1 in each dump), so the names are the same in every run of
+    # the program, also when pdb restarts it in the same process.
     g0, g1 = copy.graph(0), copy.graph(1)
     with start_pdb(copy) as pdb:
         for path, line in (g1, g0):
             assert "Breakpoint" in pdb.command("break %s:%d" % (path, line)).text
-        stops = pdb.stops_until_end()
-        assert [where(stop) for stop in stops] == [g0, g1, g0, g1]
-        assert {stop.function for stop in stops} == {"forward"}
-        assert program_lines(pdb.transcript, "CALL ") == copy.calls
+        for run in range(2):
+            start = len(pdb.transcript)
+            stops = pdb.stops_until_end()
+            assert [where(stop) for stop in stops] == [g0, g1, g0, g1], "run %d" % run
+            assert {stop.function for stop in stops} == {"forward"}
+            assert program_lines(pdb.transcript[start:], "CALL ") == copy.calls
+            assert Layout(copy.folder, "").graph_files() == ["__compiled_fn_1.dynamo.py", "__compiled_fn_2.dynamo.py"]
 
 
 @pytest.mark.parametrize("debug", [True, False], ids=["debug", "plain"])
@@ -230,18 +243,41 @@ def test_pdb_step_into_the_graph(copy, plain, debug):
             assert pdb.command("p graph_out_0").text.strip() == "(tensor([1.8415, 1.8415, 1.8415]),)"
         assert "The program finished" in pdb.command("continue").text
         assert program_lines(pdb.transcript, "CALL ") == plain.calls
-    after = Layout(copy.folder, "")
     if debug:
         assert all(first.path == g0[0] for first in firsts)
-        # pdb ran in compiled code (the trace function on every line, the prompt) and
-        # torch.compile compiled none of it: the same graphs as without a debugger.
-        assert after.graph_names() == plain.graph_names()
-        assert [frame["name"] for frame in after.index["frames"]] == ["f"]
     else:
         assert all(first.path not in (g0[0], e0[0]) for first in firsts), firsts
-        # Without framescope.debug() torch.compile compiles pdb's functions when they run
-        # in compiled code, and the second entry's graph gets another number.
-        assert after.graph_names() != plain.graph_names()
+    # pdb ran in compiled code (the trace function on every line, the prompt, and without
+    # framescope.debug() its steps through torch's wrappers) and torch.compile compiled none
+    # of it: the dump keeps the debugger out, with framescope.debug() or without. Else
+    # pdb's functions would be frames of the dump and the second entry's graph would not
+    # be the one it is without a debugger.
+    after = Layout(copy.folder, "")
+    assert [frame["name"] for frame in after.index["frames"]] == ["f"]
+    assert after.graph_files() == plain.graph_files()
+    assert after.graph_names() == plain.graph_names()
+    assert after.torch_numbers() == plain.torch_numbers()
+
+
+def test_pdb_commands_in_a_plain_dump_compile_nothing(copy, plain):
+    # No framescope.debug(): printing a tensor and returning from the transformed code run
+    # pdb's user_return and reprlib's repr under torch.compile's frame hook. The dump keeps
+    # them out: no frames of pdb's in the dump, and torch.compile made exactly the graphs
+    # it makes without a debugger (its own count says so).
+    e0 = copy.transformed(0)
+    with start_pdb(copy) as pdb:
+        pdb.command("break %s:%d" % e0)
+        for _call in range(2):
+            assert where(pdb.command("continue").stop) == e0
+            assert pdb.command("p x").text.strip() == "tensor([1., 1., 1.])"
+            returned = pdb.command("return").stop
+            assert (returned.path, returned.returning) == (e0[0], True)
+        assert "The program finished" in pdb.command("continue").text
+        assert program_lines(pdb.transcript, "CALL ") == plain.calls
+    after = Layout(copy.folder, "")
+    assert [frame["name"] for frame in after.index["frames"]] == ["f"]
+    assert after.graph_files() == plain.graph_files()
+    assert after.torch_numbers() == plain.torch_numbers()
 
 
 def test_pdb_refuses_a_file_that_does_not_exist_yet(tmp_path):
@@ -262,6 +298,47 @@ def test_pdb_refuses_a_file_that_does_not_exist_yet(tmp_path):
         assert where(pdb.command("continue").stop) == (path, line)
 
 
+# A program with no dump of its own, for framescope run.
+RUN_PROGRAM = '''\
+import torch
+
+
+def f(x, n):
+    y = x * n
+    return y.sin() + 1
+
+
+compiled = torch.compile(f, backend="eager", dynamic=False)
+for call, n in enumerate((1, 2)):
+    print("CALL %d n=%d %s" % (call, n, compiled(torch.ones(3), n).tolist()))
+'''
+
+
+def test_pdb_steps_into_the_graph_under_framescope_run_debug(tmp_path):
+    # python -m pdb -m framescope run --debug prog.py: how an IDE runs a program it did not
+    # change. The first pass writes the dump; in the restarted one, in the same process,
+    # the files have the same names, the breakpoint stops, and one step from the graph call
+    # is the graph's forward, as framescope.debug() makes it (without it, torch's wrappers).
+    (tmp_path / "prog.py").write_text(RUN_PROGRAM)
+    argv = [sys.executable, "-m", "pdb", "-m", "framescope", "run", "--debug", "--no-report", "--out", "dump",
+            "prog.py"]
+    with PdbSession.start(argv, cwd=str(tmp_path), env=environment()) as pdb:
+        first_run = pdb.command("continue", timeout=300).text
+        assert "The program exited via sys.exit(). Exit status: 0" in first_run
+        layout = Layout(tmp_path, first_run)
+        assert layout.calls == ["CALL 0 n=1 %s" % ([1.8414709568023682] * 3),
+                                "CALL 1 n=2 %s" % ([1.9092974662780762] * 3)]
+        e0, g0 = layout.transformed(0), layout.graph(0)
+        start = len(pdb.transcript)
+        assert "Breakpoint" in pdb.command("break %s:%d" % e0).text
+        assert where(pdb.command("continue").stop) == e0
+        first = pdb.command("step").stop
+        assert (first.path, first.function) == (g0[0], "forward")
+        assert "Exit status: 0" in pdb.command("continue").text
+        assert program_lines(pdb.transcript[start:], "CALL ") == layout.calls
+        assert Layout(tmp_path, "").graph_files() == layout.graph_files()
+
+
 # --------------------------------------------------------------------------- debugpy
 
 
@@ -276,9 +353,6 @@ def frame_where(frame: Dict) -> Tuple[str, int]:
 
 def test_debugpy_stops_in_dumped_files(copy):
     # Entry 0's graph code and entry 1's transformed code: each stops when its entry runs.
-    # (Without framescope.debug(), showing tensors while stopped in transformed code makes
-    # torch.compile compile debugpy's functions, which renumbers graphs compiled later; here
-    # every graph is compiled before that happens.)
     g0 = copy.graph(0)
     e1 = copy.transformed(1)
     with start_debugpy(copy.folder) as session:

@@ -505,6 +505,61 @@ def test_fallback_keeps_the_program_running(tmp_path):
     assert not (tmp_path / "first_nested").exists()
 
 
+# Two dumps, one after the other, compiling different functions of one module: each dump
+# names its first graph __compiled_fn_1.
+TWO_DUMPS_PROGRAM = '''
+import json, sys
+import torch
+import framescope
+
+
+def f(x):
+    return x + 1
+
+
+def g(x):
+    return x * 10
+
+
+x = torch.ones(2)
+compiled_f = torch.compile(f, backend="eager")
+compiled_g = torch.compile(g, backend="eager")
+with framescope.dump(sys.argv[1]):
+    first = compiled_f(x).tolist()
+with framescope.dump(sys.argv[2]):
+    second = compiled_g(x).tolist()
+print("OUT " + json.dumps({
+    "first": first, "second": second,
+    # f runs its cache entry from the first dump again: its own graph, not g's.
+    "again": compiled_f(x).tolist(), "g_again": compiled_g(x).tolist(),
+    # The dump's name, in the module's globals, is the graph of the latest dump.
+    "alias": __compiled_fn_1(x)[0].tolist(),
+}))
+'''
+
+
+@pytest.mark.torch
+@pytest.mark.needs_subprocess
+def test_dumps_one_after_another_reuse_graph_names(tmp_path):
+    pytest.importorskip("torch")
+    program = tmp_path / "two.py"
+    program.write_text(TWO_DUMPS_PROGRAM, encoding="utf-8")
+    out = tagged(run_program(program, "one", "two"), "OUT")
+    assert out == {"first": [2.0, 2.0], "second": [10.0, 10.0], "again": [2.0, 2.0], "g_again": [10.0, 10.0],
+                   "alias": [10.0, 10.0]}
+    for folder, name in (("one", "f"), ("two", "g")):
+        index = load_index(tmp_path / folder)
+        [graph] = index["graphs"]
+        assert graph["name"] == "__compiled_fn_1" and graph["frame"] == name
+        assert naming.is_graph_name(graph["torch_name"]) and graph["torch_name"] != graph["name"]
+        assert frames_by_name(index)[name]["entries"][0]["graphs"] == ["__compiled_fn_1"]
+        text = (tmp_path / folder / ("__transformed_code_0_for_%s.py" % name)).read_text(encoding="utf-8")
+        assert "= __compiled_fn_1(x)" in text
+        stub = (tmp_path / folder / ("full_code_for_%s.py" % name)).read_text(encoding="utf-8")
+        assert '"""A graph compiled by torch.compile: see __compiled_fn_1.dynamo.py."""' in stub
+        assert "[dynamo](__compiled_fn_1.dynamo.py)" in (tmp_path / folder / "index.md").read_text()
+
+
 # --------------------------------------------------------------------------- threads and processes
 
 THREADS_PROGRAM = '''
@@ -689,7 +744,11 @@ def test_sanitise_and_unique_ids():
 def test_stable_graph_names():
     long = "__compiled_fn_12_a02bc87c_2897_495c_849e_77bc54606c2c"
     assert naming.stable_graph_name(long) == "__compiled_fn_12"
-    assert naming.strip_graph_uuids("y = %s(x)" % long) == "y = __compiled_fn_12(x)"
+    # In one pass: a new name that is also one of torch's is not renamed again.
+    names = {long: "__compiled_fn_1", "__compiled_fn_1": "__compiled_fn_2"}
+    text = "y = %s(x); z = __compiled_fn_1(y); w = __compiled_fn_12(z); __compiled_fn_1x" % long
+    assert naming.rename_graphs(text, names) == (
+        "y = __compiled_fn_1(x); z = __compiled_fn_2(y); w = __compiled_fn_12(z); __compiled_fn_1x")
     assert naming.is_graph_name(long) and naming.is_graph_name("__compiled_fn_3")
     assert not naming.is_graph_name("__compiled_fn_x")
     assert naming.is_resume_global("__resume_at_40_3")
@@ -920,6 +979,18 @@ def test_session_records_and_index(tmp_path):
     with pytest.raises(ValueError):
         session.write("../outside.py", "x")
     assert session.write("sub/a.py", "x = 1\n").read_text() == "x = 1\n"
+
+
+def test_session_numbers_graphs_in_the_order_it_sees_them(tmp_path):
+    # torch's numbers come from a counter of the whole process; the dump's start at 1.
+    session = DumpSession(tmp_path)
+    seen = ["__compiled_fn_7_a02bc87c_2897_495c_849e_77bc54606c2c",
+            "__compiled_fn_9_b02bc87c_2897_495c_849e_77bc54606c2c"]
+    assert [session.graph_name(name) for name in seen + seen[:1]] == [
+        "__compiled_fn_1", "__compiled_fn_2", "__compiled_fn_1"]
+    assert session.graph_name(None) == "__compiled_fn_3"
+    assert session.graph_names == {seen[0]: "__compiled_fn_1", seen[1]: "__compiled_fn_2"}
+    assert DumpSession(tmp_path).graph_name(seen[1]) == "__compiled_fn_1"
 
 
 def test_session_removes_what_an_earlier_dump_left(tmp_path):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import textwrap
 from pathlib import Path
 from typing import Any, Dict
@@ -356,19 +357,38 @@ def test_graph_breaks_and_recompiles_name_the_user_lines(run_python, tmp_path):
 
 @pytest.mark.needs_subprocess
 def test_file_names_are_the_same_in_every_run(run_python, tmp_path):
-    runs = []
-    for name in ("one", "two"):
-        folder = tmp_path / name
-        folder.mkdir()
-        runs.append(run_program(run_python, folder, BREAKS_AND_RECOMPILES))
-    assert runs[0]["files"] == runs[1]["files"]
-    graph_files = [name for name in runs[0]["files"] if name.startswith("__compiled_fn_")]
-    assert len(graph_files) == 6
+    # A fresh process, and one that runs the program twice (as pdb restarts it), each run
+    # with a dump of its own: torch's counters go on in the second run, the dump's names
+    # do not.
+    one = tmp_path / "one"
+    one.mkdir()
+    fresh = run_program(run_python, one, BREAKS_AND_RECOMPILES)
+    program = tmp_path / "prog.py"
+    program.write_text(HEADER + BREAKS_AND_RECOMPILES)
+    dumps = [tmp_path / "two", tmp_path / "three"]
+    code = "import runpy, sys\nfor dump in %r:\n    sys.argv = [%r, dump]\n    runpy.run_path(%r)\n" % (
+        [str(dump) for dump in dumps], str(program), str(program))
+    done = run_python(code, timeout=240)
+    runs = [json.loads(line[len("RESULT "):]) for line in done.stdout.splitlines() if line.startswith("RESULT ")]
+    assert len(runs) == 2 and all(run["same"] for run in runs)
+    assert runs[0]["files"] == runs[1]["files"] == fresh["files"]
+    graph_files = [name for name in fresh["files"] if name.startswith("__compiled_fn_")]
+    # The dump numbers the graphs in the order it sees them: __compiled_fn_<k>.dynamo.py
+    assert graph_files == ["__compiled_fn_%d.dynamo.py" % k for k in range(1, 7)]
     for name in graph_files:
-        # Dynamo's number stays, its uuid goes: __compiled_fn_<n>.dynamo.py
-        assert name.split(".")[0].rsplit("_", 1)[1].isdigit()
-        texts = [(run["dump"] / name).read_text() for run in runs]
-        assert texts[0] == texts[1].replace(str(tmp_path / "two"), str(tmp_path / "one"))
+        texts = [(folder / name).read_text() for folder in (one / "dump", dumps[0])]
+        assert texts[0] == texts[1].replace(str(program), str(one / "prog.py"))
+    # torch's own names for the graphs differ between the two dumps of one process.
+    indexes = [json.loads((dump / "index.json").read_text()) for dump in dumps]
+    torch_names = [[graph["torch_name"].split("_")[4] for graph in index["graphs"]] for index in indexes]
+    assert len(torch_names[0]) == 6 and not set(torch_names[0]) & set(torch_names[1])
+    assert [graph["name"] for graph in indexes[0]["graphs"]] == [graph["name"] for graph in indexes[1]["graphs"]]
+    # The transformed code calls the graphs by the dump's names too.
+    for index, dump in zip(indexes, dumps):
+        for frame in index["frames"]:
+            for entry in frame["entries"]:
+                called = re.findall(r"= (__compiled_fn_\w+)\(", (dump / entry["file"]).read_text())
+                assert called == entry["graphs"]
 
 
 # --------------------------------------------------------------------------- a real model

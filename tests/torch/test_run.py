@@ -46,6 +46,21 @@ if __name__ == "__main__":
     sys.exit(3)
 '''
 
+# Prints where torch.compile's end-of-compile callbacks come from: framescope.debug()
+# installs one (through framescope.torch_internals), framescope.dump none.
+DEBUGGED = '''\
+import torch
+from torch._dynamo.callback import callback_handler
+
+
+@torch.compile(backend="eager")
+def g(x):
+    return x + 1
+
+
+print(g(torch.ones(2)).tolist(), sorted(set(c.__module__ for c in callback_handler.end_callbacks)))
+'''
+
 FAILING = '''\
 import torch
 
@@ -177,3 +192,15 @@ def test_exception_in_a_module_prints_its_traceback_and_the_summary(tmp_path):
     assert "runpy" not in trace and "framescope" not in trace
     assert "framescope: 1 compiled frame, 1 cache entry, 0 recompiles, 0 graph breaks, 1 graph;" in done.stderr
     assert not (tmp_path / "dump" / "report").exists()
+
+
+def test_debug_runs_the_program_inside_framescope_debug(tmp_path):
+    # No debugger is attached: the program runs as without --debug, with the debug block's
+    # compile hook installed.
+    (tmp_path / "prog.py").write_text(DEBUGGED)
+    done = framescope("run", "--debug", "--no-report", "--out", "dump", "prog.py", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    result, modules = done.stdout.strip().split("] ", 1)
+    assert result == "[2.0, 2.0"
+    assert "framescope.torch_internals" in modules
+    assert "framescope: 1 compiled frame, 1 cache entry, " in done.stderr

@@ -83,6 +83,7 @@ class dump:
             session = DumpSession(self.path, on_event=self.on_event)
             self._capture = capture.start(session)
             self.session = _active = session
+        capture.hide_debugger(session)
         return session
 
     def __exit__(self, *exc_info: object) -> None:

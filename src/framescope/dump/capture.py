@@ -15,7 +15,7 @@ import importlib
 import types
 from typing import Any, Dict, List, Optional, Tuple
 
-from framescope import torch_internals
+from framescope import debugging, torch_internals
 from framescope.dump import fullcode, naming, transformed
 from framescope.dump.session import DumpSession, FrameState
 
@@ -42,6 +42,7 @@ class Capture:
     # ------------------------------------------------------------------ torch's hooks
 
     def on_bytecode(self, code: types.CodeType, new_code: types.CodeType) -> Optional[types.CodeType]:
+        hide_debugger(self.session)
         try:
             with self.session.lock:
                 self.read_guards()
@@ -53,6 +54,7 @@ class Capture:
             return None
 
     def on_start(self) -> None:
+        hide_debugger(self.session)
         try:
             with self.session.lock:
                 self.read_guards()
@@ -70,7 +72,8 @@ class Capture:
         module_globals = torch_internals.compiling_globals()
         name = naming.transformed_file(index, frame["id"])
         path = str(session.path_of(name))
-        result = transformed.make(code, new_code, path, _header(state, index, compile_id), module_globals)
+        header = _header(state, index, compile_id)
+        result = transformed.make(code, new_code, path, header, session.graph_name)
         session.write(name, result.text)
         if result.code is not None and module_globals is not None:
             transformed.install_aliases(result, module_globals)
@@ -82,7 +85,7 @@ class Capture:
             "fallback_reason": result.reason,
             "guard_function": naming.guard_function(index, frame["id"]),
             "guard": [],
-            "graphs": [naming.stable_graph_name(n) for n in new_code.co_names if naming.is_graph_name(n)],
+            "graphs": [session.graph_name(n) for n in new_code.co_names if naming.is_graph_name(n)],
             "calls_resume": [],
             "compile_time_s": None,
             "recompile_reason": None,
@@ -176,6 +179,21 @@ class Capture:
             self.session.save()
         except Exception as exc:
             self.session.warn("could not write index.json: %s: %s" % (type(exc).__name__, exc))
+
+
+def hide_debugger(session: DumpSession) -> None:
+    """Keep a running debugger's code out of torch.compile (framescope.debugging).
+
+    A debugger that traces or stops in transformed code runs its own functions with
+    torch.compile's frame hook installed: torch.compile would compile them into the dump
+    and give later graphs other numbers than a run without a debugger. Called when the
+    dump starts and whenever a compile starts, for debuggers started or attached since;
+    without a debugger it only looks at sys.modules.
+    """
+    try:
+        debugging.hide_debugger()
+    except Exception as exc:
+        session.warn("could not keep the debugger out of torch.compile: %s: %s" % (type(exc).__name__, exc))
 
 
 def _resume_code(value: object) -> Optional[types.CodeType]:

@@ -1,7 +1,9 @@
 """The graphs of a dump: every graph torch.compile builds, one Python file per stage.
 
-For a graph Dynamo names ``__compiled_fn_<n>`` the dump gets ``__compiled_fn_<n>.<stage>.py``
-for each stage the backend went through:
+Graphs are named ``__compiled_fn_<k>``, numbered from 1 in the order the dump sees them (torch's
+own name, ``__compiled_fn_<n>_<uuid>`` from a counter of the whole process, is in index.json
+as ``torch_name``); the dump gets ``__compiled_fn_<k>.<stage>.py`` for each stage the backend
+went through:
 
 ========================  =================================================================
 ``dynamo``                the FX graph Dynamo captured (every backend)
@@ -36,7 +38,7 @@ import types
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from framescope import torch_internals
-from framescope.dump.naming import sanitise, stable_graph_name
+from framescope.dump.naming import sanitise
 
 __all__ = ["start", "stop", "graph_file", "shape_text"]
 
@@ -97,9 +99,11 @@ def shape_text(value: object) -> str:
 class _Graph:
     """One graph of the dump and what has been written for it."""
 
-    def __init__(self, name: str, compile_id: Optional[str], backend: str) -> None:
-        #: Dynamo's name without the uuid: ``__compiled_fn_1``.
+    def __init__(self, name: str, torch_name: Optional[str], compile_id: Optional[str], backend: str) -> None:
+        #: The dump's name: ``__compiled_fn_1`` for the first graph of the dump.
         self.name = name
+        #: torch's name (``__compiled_fn_<n>_<uuid>``, the global the code calls), or None.
+        self.torch_name = torch_name
         #: torch's id of the frame compile that captured the graph ("0/0").
         self.compile_id = compile_id
         #: The backend's name: "inductor", "eager", "aot_eager", a function's name.
@@ -120,6 +124,7 @@ class _Graph:
         """The graph's entry in index.json ``graphs`` (frame/entry come from compile_id)."""
         return {
             "name": self.name,
+            "torch_name": self.torch_name,
             "compile_id": self.compile_id,
             "backend": self.backend,
             "nodes": self.nodes,
@@ -141,9 +146,9 @@ class GraphDumper:
     """Writes the graphs of one dump session; installed by :func:`start`."""
 
     def __init__(self, session: Any) -> None:
-        #: The DumpSession: ``write``, ``record_graph``, ``warn``, ``lock``.
+        #: The DumpSession: ``write``, ``record_graph``, ``graph_name``, ``warn``, ``lock``.
         self.session = session
-        #: Graphs by stable name.
+        #: Graphs by the dump's name.
         self.graphs: Dict[str, _Graph] = {}
         #: True between start and stop; compilers wrapped earlier pass through afterwards.
         self.active = False
@@ -203,8 +208,8 @@ class GraphDumper:
 
     def _new_graph(self, gm: Any, example_inputs: Sequence[Any], backend: object) -> _Graph:
         full_name, compile_id = torch_internals.graph_identity(gm)
-        name = stable_graph_name(full_name) if full_name else "__compiled_fn_%d" % (len(self.graphs) + 1)
-        graph = _Graph(name, compile_id, torch_internals.backend_name(backend))
+        name = self.session.graph_name(full_name)
+        graph = _Graph(name, full_name, compile_id, torch_internals.backend_name(backend))
         nodes = list(gm.graph.nodes)
         graph.nodes = len(nodes)
         graph.ops = sum(1 for node in nodes if node.op in ("call_function", "call_method", "call_module"))

@@ -8,7 +8,8 @@ index.json (``"format": "framescope-dump/1"``)::
                  "entries": [{"index", "compile_id", "file", "decompiled", "fallback_reason",
                               "guard_function", "guard", "graphs", "calls_resume",
                               "compile_time_s", "recompile_reason"}]}],
-     "graphs": [{"name", "frame", "entry", "backend", "nodes", "ops", "inputs", "files"}],
+     "graphs": [{"name", "torch_name", "frame", "entry", "compile_id", "backend", "nodes",
+                 "ops", "inputs", "files", "runs_from_file"}],
      "graph_breaks": [{"frame", "reason", "filename", "lineno", "source_line", "resume"}],
      "recompiles": [{"frame", "entry", "reason", "filename", "lineno", "source_line"}],
      "warnings": [str]}

@@ -1,18 +1,19 @@
 """File names in a dump folder: stable across runs of the same program.
 
-Names come from code object names and compile order only, never from ids, times or the
-uuids torch puts into some of its generated names, so that two runs of a program give the
-same list of files.
+Names come from code object names and compile order only, never from ids, times, the
+uuids torch puts into some of its generated names or torch's counters of the whole process,
+so that two runs of a program give the same list of files, in a fresh process or not.
 """
 from __future__ import annotations
 
 import re
-from typing import Optional, Set
+from typing import Mapping, Optional, Set
 
-# torch names each compiled graph ``__compiled_fn_<n>`` and, since 2.13, appends a random uuid.
-_GRAPH_NAME = re.compile(
-    r"\b(__compiled_fn_\d+)_[0-9a-f]{8}_[0-9a-f]{4}_[0-9a-f]{4}_[0-9a-f]{4}_[0-9a-f]{12}\b"
-)
+# torch names each compiled graph ``__compiled_fn_<n>`` and, since 2.13, appends a random uuid;
+# <n> comes from a counter of the whole process.
+_UUID = r"_[0-9a-f]{8}_[0-9a-f]{4}_[0-9a-f]{4}_[0-9a-f]{4}_[0-9a-f]{12}"
+_GRAPH_NAME = re.compile(r"\b(__compiled_fn_\d+)%s\b" % _UUID)
+_ANY_GRAPH_NAME = re.compile(r"\b__compiled_fn_\d+(?:%s)?\b" % _UUID)
 _RESUME_GLOBAL = re.compile(r"^__resume_at_\d+_\d+$")
 _RESUME_CODE = re.compile(r"^torch_dynamo_resume_in_(.+)_at_(\d+)$")
 
@@ -28,9 +29,15 @@ def stable_graph_name(name: str) -> str:
     return match.group(1) if match else name
 
 
-def strip_graph_uuids(text: str) -> str:
-    """``text`` with every ``__compiled_fn_<n>_<uuid>`` shortened to ``__compiled_fn_<n>``."""
-    return _GRAPH_NAME.sub(r"\1", text)
+def graph_name(number: int) -> str:
+    """A dump's name for its ``number``-th graph (from 1): ``__compiled_fn_<number>``."""
+    return "__compiled_fn_%d" % number
+
+
+def rename_graphs(text: str, names: Mapping[str, str]) -> str:
+    """``text`` with every graph name of torch's that ``names`` maps replaced by its new name
+    (in one pass, so that a new name is never renamed again)."""
+    return _ANY_GRAPH_NAME.sub(lambda match: names.get(match.group(0), match.group(0)), text)
 
 
 def is_graph_name(name: str) -> bool:

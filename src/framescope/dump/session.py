@@ -12,6 +12,7 @@ or entry exists. ``"code"`` never reaches index.json.
 """
 from __future__ import annotations
 
+import linecache
 import os
 import re
 import sys
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from framescope.dump import index as _index
-from framescope.dump.naming import FrameIds, full_code_file
+from framescope.dump.naming import FrameIds, full_code_file, graph_name
 
 
 class DumpWarning(UserWarning):
@@ -83,6 +84,10 @@ class DumpSession:
         #: id(original code) -> its FrameState. The code objects are kept alive by the
         #: states, so ids are never reused while the session lives.
         self.states: Dict[int, FrameState] = {}
+        #: torch's name of each graph seen (``__compiled_fn_<n>_<uuid>``) -> this dump's name
+        #: for it (``__compiled_fn_<k>``), in the order first seen.
+        self.graph_names: Dict[str, str] = {}
+        self._graph_count = 0
         self._ids = FrameIds()
         self._dir: Optional[Path] = None
         self._warned = False
@@ -128,11 +133,35 @@ class DumpSession:
             with open(temp, "w", encoding="utf-8") as handle:
                 handle.write(text)
             os.replace(temp, path)
-            return path
+        # pdb and tracebacks read files through linecache: a debugger that read this file's
+        # earlier text (a breakpoint set before this run) must show the new one.
+        linecache.checkcache(str(path))
+        return path
 
     def path_of(self, name: str) -> Path:
         """Where the dump file ``name`` is (or will be)."""
         return self.directory / name
+
+    # ------------------------------------------------------------------ graph names
+
+    def graph_name(self, torch_name: Optional[str]) -> str:
+        """This dump's name for the graph torch named ``torch_name``.
+
+        torch numbers graphs with a counter of the whole process (and adds a uuid), so a
+        second dump in one process (pdb restarting the program, a notebook) would get other
+        names than a fresh run. The dump numbers graphs itself instead, from 1, in the order
+        it first sees them: ``__compiled_fn_1``, ``__compiled_fn_2``, ... None (a graph
+        torch gave no name) gets the next number.
+        """
+        with self.lock:
+            known = self.graph_names.get(torch_name) if torch_name is not None else None
+            if known is not None:
+                return known
+            self._graph_count += 1
+            name = graph_name(self._graph_count)
+            if torch_name is not None:
+                self.graph_names[torch_name] = name
+            return name
 
     # ------------------------------------------------------------------ frames and entries
 

@@ -12,7 +12,7 @@ import ast
 import dis
 import types
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from framescope.dump import naming, validate
 
@@ -37,7 +37,8 @@ class Result:
     source: Optional[str]
     #: Why the file holds Dynamo's bytecode instead of Python; None when decompiled.
     reason: Optional[str]
-    #: Graph names that were shortened in ``source``: short name -> torch's name.
+    #: The dump's name of each graph the code calls (as the file and ``source`` name it) ->
+    #: torch's name for it (the global the code loads); empty on failure.
     aliases: Dict[str, str]
 
 
@@ -46,19 +47,15 @@ def make(
     dynamo: types.CodeType,
     filename: str,
     header: Sequence[str],
-    module_globals: Optional[Dict[str, object]],
+    graph_name: Callable[[str], str] = naming.stable_graph_name,
 ) -> Result:
-    """Decompile, compile and check Dynamo's code for one entry; never raises for bad code."""
-    aliases: Dict[str, str] = {}
-    if module_globals is not None:
-        # Shorten torch's uuid graph names only where the short name can be made to mean
-        # the same object in the function's globals.
-        for name in dynamo.co_names:
-            short = naming.stable_graph_name(name)
-            if short == name or name not in module_globals:
-                continue
-            if module_globals.get(short, module_globals[name]) is module_globals[name]:
-                aliases[short] = name
+    """Decompile, compile and check Dynamo's code for one entry; never raises for bad code.
+
+    ``graph_name`` gives the dump's name for each of torch's graph names: the file calls
+    graphs by the dump's names, while the code compiled from it still loads torch's.
+    """
+    # The dump's name -> torch's, for each graph the code calls.
+    aliases = {graph_name(name): name for name in _names(dynamo) if naming.is_graph_name(name)}
     try:
         from framescope.decompiler.machine import decompile_transformed
 
@@ -67,11 +64,10 @@ def make(
             # A lambda's "<lambda>" cannot name a def; _rename gives the name back.
             named = dynamo.replace(co_name=naming.sanitise(dynamo.co_name))
         source = decompile_transformed(named, indent=4)
-        if aliases:
-            source = naming.strip_graph_uuids(source)
+        source = naming.rename_graphs(source, {long: short for short, long in aliases.items()})
         text, code, source = _compile(original, dynamo, source, filename, header)
-        reverse = {long: short for short, long in aliases.items()}
-        validate.check(dynamo, code, lambda name: reverse.get(name, name))
+        code = _load_as(code, aliases)
+        validate.check(dynamo, code)
     except Exception as exc:  # the decompiler's own errors and anything else it raises
         reason = "%s: %s" % (type(exc).__name__, " ".join(str(exc).split()))
         return Result(fallback_text(header, reason, dynamo), None, None, reason, {})
@@ -79,10 +75,51 @@ def make(
     return Result(text, code, source, None, aliases)
 
 
+def _names(code: types.CodeType) -> List[str]:
+    """``co_names`` of ``code`` and of the code objects nested in it, each name once."""
+    found = list(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            found += [name for name in _names(const) if name not in found]
+    return found
+
+
+def _load_as(code: types.CodeType, names: Dict[str, str]) -> types.CodeType:
+    """``code`` (and the code nested in it) with each name of ``names`` in ``co_names``
+    replaced by the name it maps to.
+
+    The file says ``__compiled_fn_1(x)``, the code loads torch's ``__compiled_fn_7_<uuid>``:
+    the dump's names start at 1 in every dump, so in a second dump of one process the
+    same name means another graph, and the code of the first dump must keep calling its own.
+    torch's names are unique, and torch keeps each global as long as the code that uses it.
+    """
+    if not names:
+        return code
+    consts = tuple(
+        _load_as(const, names) if isinstance(const, types.CodeType) else const for const in code.co_consts
+    )
+    return code.replace(co_names=tuple(names.get(name, name) for name in code.co_names), co_consts=consts)
+
+
 def install_aliases(result: Result, module_globals: Dict[str, object]) -> None:
-    """Make the short graph names of ``result`` global names of the function's module."""
+    """Make the dump's graph names of ``result`` global names of the function's module,
+    bound to the graphs, so that a debugger can evaluate them (the code does not use them).
+
+    A name is bound only where it is free or holds a graph framescope bound it to before
+    (an earlier dump's): never over a global of the program's own.
+    """
     for short, name in result.aliases.items():
+        if name not in module_globals:
+            continue
+        key = (id(module_globals), short)
+        if short in module_globals and _bound.get(key) != id(module_globals[short]):
+            continue
         module_globals[short] = module_globals[name]
+        _bound[key] = id(module_globals[name])
+
+
+# (id of a module's globals, alias name) -> id of the graph framescope bound the name to.
+_bound: Dict[Tuple[int, str], int] = {}
 
 
 def _compile(

@@ -11,7 +11,7 @@ import runpy
 import sys
 import traceback
 from types import TracebackType
-from typing import Any, Dict, Iterator, List, Optional, TextIO
+from typing import Any, ContextManager, Dict, Iterator, List, Optional, TextIO
 
 from framescope.report.index import DumpError, load_dump
 from framescope.report.pages import write_report
@@ -58,8 +58,9 @@ def check_program(program: List[str], module: bool) -> Optional[str]:
     return None
 
 
-def run_program(program: List[str], module: bool, out: str, report: bool = True) -> int:
-    """Run the checked program inside a dump; print the summary; return its exit status."""
+def run_program(program: List[str], module: bool, out: str, report: bool = True, debug: bool = False) -> int:
+    """Run the checked program inside a dump (and inside ``framescope.debug()`` if ``debug``);
+    print the summary; return its exit status."""
     import framescope.dump
 
     stderr = sys.stderr
@@ -73,7 +74,17 @@ def run_program(program: List[str], module: bool, out: str, report: bool = True)
             stderr.write("framescope: error: cannot start the dump: %s\n" % " ".join(str(err).split()))
             return 2
         try:
-            status = run_main(program, module)
+            debugger = debugging(debug)
+            debugger.__enter__()
+        except Exception as err:
+            dumping.__exit__(None, None, None)
+            stderr.write("framescope: error: cannot start framescope.debug(): %s\n" % " ".join(str(err).split()))
+            return 2
+        try:
+            try:
+                status = run_main(program, module)
+            finally:
+                debugger.__exit__(None, None, None)
         finally:
             sys.stdout.flush()
             try:
@@ -83,6 +94,15 @@ def run_program(program: List[str], module: bool, out: str, report: bool = True)
                 status = status or 1
     print_summary(str(session.directory), report, stderr)
     return status
+
+
+def debugging(on: bool) -> ContextManager[object]:
+    """``framescope.debug()`` when ``on``, else a block that does nothing."""
+    if not on:
+        return contextlib.nullcontext()
+    from framescope.debugging import debug
+
+    return debug()
 
 
 def print_summary(folder: str, report: bool, stream: TextIO) -> None:
