@@ -436,7 +436,7 @@ def g(x):
 expected = [f(torch.ones(2), 2).tolist(), g(torch.ones(2)).tolist()]
 
 
-def broken(code, indent=4):
+def broken(code, indent=4, constant_name=None):
     raise DecompilationError("forced for the test", code_name=code.co_name)
 
 
@@ -1012,3 +1012,47 @@ def test_session_warns_once(tmp_path):
         session.warn("first problem")
         session.warn("second problem")
     assert len(record) == 1 and session.warnings == ["first problem", "second problem"]
+
+
+# Constants no literal spells: a dtype Dynamo puts back in the output, the module globals
+# and the code object it rebuilds a nested function from. The dump binds them as globals.
+CONSTANTS_PROGRAM = '''
+import json, sys, warnings
+import torch, framescope
+
+def returns_dtype(x):
+    return x + 1, x.dtype
+
+def returns_closure(x):
+    k = 3
+    def times(y):
+        return y * k
+    return times, times(x)
+
+def run(compile):
+    value, dtype = compile(returns_dtype)(torch.ones(2))
+    times, product = compile(returns_closure)(torch.ones(2))
+    return [value.tolist(), str(dtype), product.tolist(), times(torch.ones(1)).tolist()]
+
+expected = run(lambda f: f)
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    with framescope.dump(sys.argv[1]):
+        got = run(lambda f: torch.compile(f, backend="eager"))
+print("OUT " + json.dumps({"got": got, "expected": expected,
+                           "warnings": [str(w.message) for w in caught if "framescope" in str(w.message)]}))
+'''
+
+
+def test_constants_without_a_literal_are_read_from_bound_globals(tmp_path):
+    program = tmp_path / "constants.py"
+    program.write_text(CONSTANTS_PROGRAM, encoding="utf-8")
+    out = tagged(run_program(program, "out"), "OUT")
+    assert out["got"] == out["expected"]
+    assert out["warnings"] == []
+    index = load_index(tmp_path / "out")
+    for frame in index["frames"]:
+        assert all(entry["decompiled"] for entry in frame["entries"]), frame
+    text = (tmp_path / "out" / "__transformed_code_0_for_returns_dtype.py").read_text(encoding="utf-8")
+    assert "__torch_float32" in text
+    assert_all_compile(tmp_path / "out")

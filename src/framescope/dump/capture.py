@@ -73,7 +73,7 @@ class Capture:
         name = naming.transformed_file(index, frame["id"])
         path = str(session.path_of(name))
         header = _header(state, index, compile_id)
-        result = transformed.make(code, new_code, path, header, session.graph_name)
+        result = transformed.make(code, new_code, path, header, session.graph_name, module_globals)
         session.write(name, result.text)
         if result.code is not None and module_globals is not None:
             transformed.install_aliases(result, module_globals)

@@ -91,3 +91,17 @@ class FrameIds:
             stem = "%s_%d" % (base, count)
         self._taken.add(stem)
         return stem
+
+
+def constant_global(value: object, module_globals: Mapping[str, object]) -> str:
+    """A global name for a constant of Dynamo's code that no literal spells (``torch.float32``
+    becomes ``__torch_float32``): free in ``module_globals`` or already bound to ``value``."""
+    text = repr(value)
+    if len(text) > 40 or not re.fullmatch(r"[\w.]+", text):
+        text = "const_" + type(value).__name__
+    base = "__" + sanitise(text).strip("_")
+    candidate, number = base, 1
+    while candidate in module_globals and module_globals[candidate] is not value:
+        number += 1
+        candidate = "%s_%d" % (base, number)
+    return candidate

@@ -48,12 +48,30 @@ def make(
     filename: str,
     header: Sequence[str],
     graph_name: Callable[[str], str] = naming.stable_graph_name,
+    module_globals: Optional[Dict[str, object]] = None,
 ) -> Result:
     """Decompile, compile and check Dynamo's code for one entry; never raises for bad code.
 
     ``graph_name`` gives the dump's name for each of torch's graph names: the file calls
     graphs by the dump's names, while the code compiled from it still loads torch's.
+    Constants of Dynamo's code that no literal spells (a ``torch.dtype``, a module's globals,
+    a code object) are read from globals of the function's module, ``module_globals``, bound
+    once the code passed its checks; without them such code keeps Dynamo's bytecode.
     """
+    constants: Dict[str, object] = {}
+
+    def constant_name(value: object) -> str:
+        if module_globals is None:
+            raise ValueError("a constant of type %s needs the module's globals" % type(value).__name__)
+        for ident, bound in constants.items():
+            if bound is value:
+                return ident
+        taken = dict(module_globals)
+        taken.update(constants)
+        ident = naming.constant_global(value, taken)
+        constants[ident] = value
+        return ident
+
     # The dump's name -> torch's, for each graph the code calls.
     aliases = {graph_name(name): name for name in _names(dynamo) if naming.is_graph_name(name)}
     try:
@@ -63,11 +81,13 @@ def make(
         if not dynamo.co_name.isidentifier():
             # A lambda's "<lambda>" cannot name a def; _rename gives the name back.
             named = dynamo.replace(co_name=naming.sanitise(dynamo.co_name))
-        source = decompile_transformed(named, indent=4)
+        source = decompile_transformed(named, indent=4, constant_name=constant_name)
         source = naming.rename_graphs(source, {long: short for short, long in aliases.items()})
         text, code, source = _compile(original, dynamo, source, filename, header)
         code = _load_as(code, aliases)
-        validate.check(dynamo, code)
+        validate.check(dynamo, code, constants=set(constants))
+        if module_globals is not None:
+            module_globals.update(constants)
     except Exception as exc:  # the decompiler's own errors and anything else it raises
         reason = "%s: %s" % (type(exc).__name__, " ".join(str(exc).split()))
         return Result(fallback_text(header, reason, dynamo), None, None, reason, {})

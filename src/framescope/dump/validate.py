@@ -14,7 +14,7 @@ import builtins
 import dis
 import sys
 import types
-from typing import Callable, Dict, FrozenSet, List, Optional, Set
+from typing import AbstractSet, Callable, Dict, FrozenSet, List, Optional, Set
 
 from framescope.evalframe import check_replacement
 
@@ -22,17 +22,21 @@ _BUILTINS = frozenset(dir(builtins))
 
 
 def check(
-    dynamo: types.CodeType, mine: types.CodeType, rename: Callable[[str], str] = lambda name: name
+    dynamo: types.CodeType,
+    mine: types.CodeType,
+    rename: Callable[[str], str] = lambda name: name,
+    constants: AbstractSet[str] = frozenset(),
 ) -> None:
     """Raise ValueError/TypeError unless ``mine`` may replace ``dynamo``.
 
-    ``rename`` maps each of Dynamo's global names to the one ``mine`` uses for it.
+    ``rename`` maps each of Dynamo's global names to the one ``mine`` uses for it;
+    ``constants`` are the globals ``mine`` reads in place of Dynamo's unspellable constants.
     """
     check_replacement(dynamo, mine)
     want = {rename(name) for name in global_names(dynamo)}
     got = global_names(mine)
     missing = sorted(want - got - _BUILTINS)
-    extra = sorted(got - want - _BUILTINS)
+    extra = sorted(got - want - _BUILTINS - set(constants))
     if missing or extra:
         raise ValueError(
             "the decompiled code uses other globals than Dynamo's: missing %s, extra %s"
