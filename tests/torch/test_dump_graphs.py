@@ -452,6 +452,11 @@ def test_small_gpt2_under_dump_matches_eager(run_python, tmp_path, inductor_cach
     ran = {name for name, _ in result["lines"]}
     name = by_backend["aot_eager"]["name"]
     assert {name + ".aot_forward.py", name + ".aot_backward.py"} <= ran
+    # The model's transformed code (dict rebuilding loops, dtype and device constants) is
+    # Python that runs, not a disassembly.
+    entries = [entry for frame in index["frames"] for entry in frame["entries"]]
+    assert entries and all(entry["decompiled"] for entry in entries), index["warnings"]
+    assert any(name.startswith("__transformed_code_") for name in ran)
 
 
 # --------------------------------------------------------------------------- no torch, parsing
