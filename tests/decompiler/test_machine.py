@@ -1515,3 +1515,24 @@ def test_constants_with_no_literal_are_named_by_the_caller() -> None:
         decompile_transformed(code)
     text = decompile_transformed(code, constant_name=lambda value: "THE_MARKER" if value is marker else "?")
     assert "return THE_MARKER" in text
+
+
+def test_a_temporary_passed_on_is_named_after_the_parameter() -> None:
+    # Dynamo's call of a resume function: the value waiting for it gets the parameter's name.
+    code = assemble("""
+        callable g
+        callable f
+        const 1
+        call 1
+        callable f
+        const 2
+        call 1
+        pop
+        call 1
+        return
+    """)
+    plain = decompile_transformed(code)
+    named = decompile_transformed(code, parameters=lambda name: ["value"] if name == "g" else None)
+    assert "__stack_" in plain and "__stack_" not in named, plain
+    assert "return g(value)" in named
+    assert check(code)[0] == "equivalent"

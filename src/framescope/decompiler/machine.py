@@ -31,13 +31,13 @@ import copy
 import dis
 import inspect
 from types import CodeType
-from typing import Any, Callable, Dict, Iterator, List, Optional, Set, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 from framescope.decompiler import values as v
 from framescope.decompiler.function import nested
 from framescope.decompiler.instructions import POP_JUMPS, Instr
 from framescope.decompiler.opcodes import canonical_instructions
-from framescope.decompiler.signature import arguments
+from framescope.decompiler.signature import arguments, parameter_names
 from framescope.decompiler.simulate import Simulator, State, as_store, const_expr, make_slice, name
 from framescope.decompiler.unparse import unparse
 from framescope.errors import DecompilationError
@@ -90,21 +90,30 @@ class NewList:
 
 
 def decompile_transformed(
-    code: CodeType, *, indent: int = 4, constant_name: Optional[Callable[[object], str]] = None
+    code: CodeType,
+    *,
+    indent: int = 4,
+    constant_name: Optional[Callable[[object], str]] = None,
+    parameters: Optional[Callable[[str], Optional[Sequence[str]]]] = None,
 ) -> str:
     """Source of a ``def`` that does what ``code`` does; DecompilationError when there is none.
 
     ``code`` is machine-made bytecode, e.g. a torch.compile cache entry's transformed code.
     Such code may hold constants no literal spells (a ``torch.dtype``, a module's globals):
     ``constant_name(value)`` gives the name of a global the caller binds to that very object,
-    and the source reads that name. Without it such code is refused.
+    and the source reads that name. Without it such code is refused. ``parameters(name)``
+    gives the parameter names of the function a global ``name`` holds, when known: a
+    temporary passed to it is named after its parameter (a resume function's ``y``).
     """
     if not isinstance(code, CodeType):
         raise TypeError("decompile_transformed() needs a code object, not %s" % type(code).__name__)
     if code.co_flags & _SUSPENDABLE:
         raise DecompilationError("generators and coroutines are not machine-decompiled", code_name=code.co_name)
     try:
-        node = MachineDecompiler(code, constant_name).function()
+        decompiler = MachineDecompiler(code, constant_name)
+        node = decompiler.function()
+        if parameters is not None:
+            name_after_parameters(node, decompiler.sim.temps, parameters, code)
         source = unparse(ast.Module(body=[node], type_ignores=[]), indent=indent)
     except DecompilationError:
         raise
@@ -1103,6 +1112,30 @@ def unprotected_jumps(code: CodeType, instrs: List[Instr]) -> Set[int]:
         if not any(e.start <= o < e.end for o in gap for e in entries):
             found.add(position)
     return found
+
+
+def name_after_parameters(node: ast.FunctionDef, temps: Set[str],
+                          parameters: Callable[[str], Optional[Sequence[str]]], code: CodeType) -> None:
+    """Rename each temporary passed as a positional argument to a known function after that
+    parameter, where the name is free: ``return __resume_at_40_3(..., y)`` for Dynamo's resume
+    call, so the value reads the same on both sides of a graph break."""
+    # A local of the original the code never touches is free to take (Dynamo keeps the
+    # original's local names; the user's ``y`` usually is one).
+    taken = set(parameter_names(code)) | set(code.co_names) | set(code.co_cellvars) | set(code.co_freevars)
+    taken |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    renames: Dict[str, str] = {}
+    for call in ast.walk(node):
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
+            continue
+        names = parameters(call.func.id) or ()
+        for arg, param in zip(call.args, names):
+            if (isinstance(arg, ast.Name) and arg.id in temps and arg.id not in renames
+                    and param.isidentifier() and not param.startswith("_") and param not in taken):
+                renames[arg.id] = param
+                taken.add(param)
+    for item in ast.walk(node):
+        if isinstance(item, ast.Name) and item.id in renames:
+            item.id = renames[item.id]
 
 
 def loop_target(body: List[Instr]) -> Tuple[Optional[ast.expr], int]:

@@ -81,7 +81,8 @@ def make(
         if not dynamo.co_name.isidentifier():
             # A lambda's "<lambda>" cannot name a def; _rename gives the name back.
             named = dynamo.replace(co_name=naming.sanitise(dynamo.co_name))
-        source = decompile_transformed(named, indent=4, constant_name=constant_name)
+        source = decompile_transformed(named, indent=4, constant_name=constant_name,
+                                       parameters=lambda name: _parameters(module_globals, name))
         source = naming.rename_graphs(source, {long: short for short, long in aliases.items()})
         text, code, source = _compile(original, dynamo, source, filename, header)
         code = _load_as(code, aliases)
@@ -93,6 +94,17 @@ def make(
         return Result(fallback_text(header, reason, dynamo), None, None, reason, {})
     code = _rename(code, original)
     return Result(text, code, source, None, aliases)
+
+
+def _parameters(module_globals: Optional[Dict[str, object]], name: str) -> Optional[List[str]]:
+    """The positional parameters of the function a global holds (a resume function), if any."""
+    from framescope.dump.capture import _resume_code
+
+    value = None if module_globals is None else module_globals.get(name)
+    code = _resume_code(value) if naming.is_resume_global(name) else getattr(value, "__code__", None)
+    if not isinstance(code, types.CodeType):
+        return None
+    return list(code.co_varnames[:code.co_argcount])
 
 
 def _names(code: types.CodeType) -> List[str]:
