@@ -1045,6 +1045,7 @@ print("OUT " + json.dumps({"got": got, "expected": expected,
 
 
 def test_constants_without_a_literal_are_read_from_bound_globals(tmp_path):
+    pytest.importorskip("torch")
     program = tmp_path / "constants.py"
     program.write_text(CONSTANTS_PROGRAM, encoding="utf-8")
     out = tagged(run_program(program, "out"), "OUT")
