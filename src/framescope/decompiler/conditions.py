@@ -144,9 +144,6 @@ def resolve_pops(cond: Cond) -> Cond:
             continue
         if not pops and block.last.op != "JUMP":
             continue
-        other = getattr(cond, ("false" if side == "true" else "true") + "_block")
-        if not pops and other is not None and other.fall is block:
-            continue  # a jump the other arm falls into too: where the arms meet
         setattr(cond, side + "_block", dest)
         setattr(cond, side + "_state", State(arm.stack[:len(arm.stack) - len(pops)]))
     return cond

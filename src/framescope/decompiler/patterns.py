@@ -331,7 +331,8 @@ class Reader:
                 return (block, index), stack, failures
             ins = block.instrs[index]
             op = ins.op
-            if op == "COPY" and ins.arg == 1 and stack and isinstance(stack[-1], Node) and not takes_item(block, index):
+            if op == "COPY" and ins.arg == 1 and stack and isinstance(stack[-1], Node) and not takes_item(block, index) \
+                    and not self.stored:
                 found = self.alternatives((block, index), stack)
                 if found is not None:
                     (block, index), stack, more = found
@@ -490,8 +491,8 @@ class Reader:
 
     # -- one method per instruction ----------------------------------------------------------------
     def op_COPY(self, ins, stack: List[Any]) -> None:
-        if len(stack) - ins.arg < self.floor:
-            raise NotAPattern
+        if len(stack) - ins.arg < self.floor or self.stored:
+            raise NotAPattern  # (captures are stored last: ``a = b = c = x`` copies between its stores)
         stack.append(stack[-ins.arg])
 
     def op_SWAP(self, ins, stack: List[Any]) -> None:

@@ -164,6 +164,12 @@ class Structurer(LoopStructurer, ProtectedStructurer, MatchStructurer):
         if matched is not None:
             return matched[0]
         join = self.join(cond, stop)
+        if join is not None and len(join.instrs) == 1 and join.last.op == "JUMP":
+            # An arm that only jumps on was looked through (`resolve_pops`), past where the arms meet.
+            if cond.true_block is join.jump and not cond.true_kept:
+                cond.true_block = join
+            if cond.false_block is join.jump and not cond.false_kept:
+                cond.false_block = join
         if is_builtin_check(cond.expr):
             # 3.14 inlines ``all``/``any``/``tuple`` of a generator expression when the name is
             # the builtin; the other arm is the plain call the source wrote.
