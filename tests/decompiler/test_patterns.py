@@ -84,10 +84,20 @@ def f(t):
             return len(rest)
     return 'no match'
 ''',
+    '''\
+def f(msg):
+    match msg:
+        case {'message': str(), 'type': str()}:
+            pass
+        case {'completions': list(completions)} if all(isinstance(c, str) for c in completions):
+            pass
+        case _:
+            raise AssertionError(f'bad message {msg}')
+''',
 ]
 
 
-@pytest.mark.parametrize("source", SOURCES, ids=["literals", "kinds", "loop", "nested"])
+@pytest.mark.parametrize("source", SOURCES, ids=["literals", "kinds", "loop", "nested", "ends_function"])
 def test_output_is_the_source_back(source):
     assert decompile(define(source)) + "\n" == source
 

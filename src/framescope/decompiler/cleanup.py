@@ -44,14 +44,15 @@ def is_match(stmt: ast.stmt) -> bool:
     return type(stmt).__name__ == "Match"
 
 
-def hoist_match_tail(stmt: ast.stmt, body: List[ast.stmt], after: int) -> None:
+def hoist_match_tail(stmt: ast.stmt, body: List[ast.stmt], after: int, returns: bool = False) -> None:
     """Take out of the cases of a match statement the code after it that the compiler copied into them.
 
-    3.10+ copies a short ``return x`` after a match statement (at ``body[after:]``) into
-    each case that goes there; the code before that copy then only runs when no case
-    matched: it is the statement's ``case _``.
+    3.10+ copies a short ``return x`` after a match statement (at ``body[after:]``, then
+    the function's own ``return None`` if ``returns``) into each case that goes there; the
+    code before that copy then only runs when no case matched: it is the statement's
+    ``case _``.
     """
-    rest = body[after:]
+    rest = body[after:] + ([ast.Return(value=ast.Constant(value=None))] if returns else [])
     if not rest or not isinstance(rest[-1], (ast.Return, ast.Raise)):
         return
     cases = stmt.cases  # type: ignore[attr-defined]
@@ -159,6 +160,9 @@ def declarations(code: CodeType, body: List[ast.stmt]) -> List[ast.stmt]:
 
 def function_body(code: CodeType, body: List[ast.stmt]) -> List[ast.stmt]:
     body = declarations(code, body) + clean_body(strip_return_none(body))
+    matches = [i for i, stmt in enumerate(body) if is_match(stmt)]
+    if matches:  # the cases of a match statement that ends the function may end with its return
+        hoist_match_tail(body[matches[-1]], body, matches[-1] + 1, returns=True)
     if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_ASYNC_GENERATOR) and not contains_yield(body):
         # A generator whose yields were all unreachable: keep it a generator.
         body.append(ast.If(test=ast.Constant(value=False), body=[ast.Expr(value=ast.Yield(value=None))],

@@ -26,7 +26,8 @@ subject in place; anything else is not a match statement (and the walker goes on
 with the instructions as they are).
 """
 import ast
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
 
 from framescope.decompiler import values as v
 from framescope.decompiler.cfg import Block
@@ -35,6 +36,9 @@ from framescope.decompiler.normalize import same_run
 from framescope.decompiler.opcodes import PY
 from framescope.decompiler.simulate import State
 from framescope.errors import DecompilationError
+
+if TYPE_CHECKING:
+    from framescope.decompiler.structure import Structurer
 
 #: Instructions at which a match statement may start (with its subject on the stack); none before 3.10.
 MATCH_STARTS = frozenset({"COPY", "MATCH_SEQUENCE", "MATCH_MAPPING", "MATCH_CLASS"} if hasattr(ast, "Match") else ())
@@ -55,79 +59,80 @@ class NotAPattern(Exception):
     """The code read is not the code of a pattern."""
 
 
+@dataclass(eq=False)
 class Node(v.Marker):
     """A value a pattern tests: the subject, or an item, value or attribute taken from it."""
 
-    def __init__(self, star: bool = False) -> None:
-        #: What the pattern tests: None (nothing: a capture or ``_``), "value", "singleton",
-        #: "sequence", "mapping", "class" or "or".
-        self.kind: Optional[str] = None
-        #: The value compared with (value, singleton patterns) or the class (class patterns).
-        self.value: Any = None
-        #: Sequences: the length test, ("==" or ">=", n), if any.
-        self.length: Optional[Tuple[str, int]] = None
-        #: Parts taken out: item index (or ("end", k) for ``len - k``), key or attribute position → node.
-        self.items: Dict[Any, "Node"] = {}
-        #: Sequences taken apart by ``UNPACK_*``: (item count, index of the starred item or None).
-        self.unpack: Optional[Tuple[int, Optional[int]]] = None
-        #: Mappings: the key expressions.
-        self.keys: Optional[List[ast.expr]] = None
-        #: Mappings: the name bound to the remaining items (``**rest``).
-        self.rest: Optional[str] = None
-        #: Class patterns: positional count and keyword names.
-        self.npos = 0
-        self.kwnames: Tuple[str, ...] = ()
-        #: Or-patterns: one node per alternative.
-        self.alternatives: List["Node"] = []
-        #: Names the value is captured in, innermost first.
-        self.names: List[str] = []
-        #: The starred item of a sequence pattern.
-        self.star = star
-        #: How many times it was copied for an as-pattern (``P as name``): each copy is
-        #: tested (by P), the value itself captured.
-        self.aliased = 0
+    #: The starred item of a sequence pattern.
+    star: bool = False
+    #: What the pattern tests: None (nothing: a capture or ``_``), "value", "singleton",
+    #: "sequence", "mapping", "class" or "or".
+    kind: Optional[str] = None
+    #: The value compared with (value, singleton patterns) or the class (class patterns).
+    value: Any = None
+    #: Sequences: the length test, ("==" or ">=", n), if any.
+    length: Optional[Tuple[str, int]] = None
+    #: Parts taken out: item index (or ("end", k) for ``len - k``), key or attribute position → node.
+    items: Dict[Any, "Node"] = field(default_factory=dict)
+    #: Sequences taken apart by ``UNPACK_*``: (item count, index of the starred item or None).
+    unpack: Optional[Tuple[int, Optional[int]]] = None
+    #: Mappings: the key expressions.
+    keys: Optional[List[ast.expr]] = None
+    #: Mappings: the name bound to the remaining items (``**rest``).
+    rest: Optional[str] = None
+    #: Class patterns: the number of positional patterns, and the keyword names.
+    npos: int = 0
+    kwnames: Tuple[str, ...] = ()
+    #: Or-patterns: one node per alternative.
+    alternatives: List["Node"] = field(default_factory=list)
+    #: Names the value is captured in, innermost first.
+    names: List[str] = field(default_factory=list)
+    #: How many times it was copied for an as-pattern (``P as name``): each copy is
+    #: tested (by P), the value itself captured.
+    aliased: int = 0
 
 
+@dataclass(eq=False)
 class Test(v.Marker):
     """The outcome of a test on a node, consumed by the jump that follows it."""
 
-    def __init__(self, node: Node, kind: str, arg: Any = None) -> None:
-        self.node = node
-        #: "sequence", "mapping", "length", "value", "singleton" or "result".
-        self.kind = kind
-        self.arg = arg
+    node: Node
+    #: "sequence", "mapping", "length", "value", "singleton" or "result".
+    kind: str
+    #: The length test, the value, the singleton or the `Result`.
+    arg: Any = None
 
 
+@dataclass(eq=False)
 class Length(v.Marker):
     """``len(node)``."""
 
-    def __init__(self, node: Node) -> None:
-        self.node = node
+    node: Node
 
 
+@dataclass(eq=False)
 class FromEnd(v.Marker):
     """``len(node) - k``: the index of an item after a starred wildcard."""
 
-    def __init__(self, node: Node, k: int) -> None:
-        self.node = node
-        self.k = k
+    node: Node
+    k: int
 
 
+@dataclass(eq=False)
 class Result(v.Marker):
     """What ``MATCH_CLASS`` or ``MATCH_KEYS`` pushed: the tuple of attributes or values, or None."""
 
-    def __init__(self, node: Node, kind: str, data: Any) -> None:
-        self.node = node
-        #: "class" (data: class expression, positional count, keyword names) or "mapping" (data: keys).
-        self.kind = kind
-        self.data = data
+    node: Node
+    #: "class" (data: class expression, positional count, keyword names) or "mapping" (data: keys).
+    kind: str
+    data: Any
 
 
+@dataclass(eq=False)
 class Rest(v.Marker):
     """The dict of a mapping's remaining items, bound by ``**rest``."""
 
-    def __init__(self, node: Node) -> None:
-        self.node = node
+    node: Node
 
 
 class EmptyDict(v.Marker):
@@ -138,34 +143,33 @@ class KeyItem(v.Marker):
     """A key taken from the keys tuple, deleted from the ``**rest`` dict (3.11+)."""
 
 
+@dataclass(eq=False)
 class Merged(v.Marker):
     """One capture of an or-pattern: the same name in each alternative."""
 
-    def __init__(self, members: List[Any]) -> None:
-        self.members = members
+    members: List[Any]
 
 
+@dataclass(eq=False)
 class Case:
     """One case as read from the bytecode."""
 
-    def __init__(self, pattern: ast.AST, guard: Optional[ast.expr], matched: Pos, body: Pos, fail: Optional[Pos],
-                 refutable: bool) -> None:
-        self.pattern = pattern
-        self.guard = guard
-        #: Where the pattern's code ends (the guard, the subject's pop or the body follows).
-        self.matched = matched
-        #: Where the body starts.
-        self.body = body
-        #: Where control goes when the case does not match (None: it always matches).
-        self.fail = fail
-        #: Whether the pattern or guard can fail.
-        self.refutable = refutable
+    pattern: ast.AST
+    guard: Optional[ast.expr]
+    #: Where the pattern's code ends (the guard, the subject's pop or the body follows).
+    matched: Pos
+    #: Where the body starts.
+    body: Pos
+    #: Where control goes when the case does not match (None: it always matches).
+    fail: Optional[Pos]
+    #: Whether the pattern or guard can fail.
+    refutable: bool
 
 
 class Reader:
     """Reads the cases of one match statement; pure: it runs no structuring."""
 
-    def __init__(self, st: Any, outer: List[Any], subject: ast.expr, extra: List[Any]) -> None:
+    def __init__(self, st: "Structurer", outer: List[Any], subject: ast.expr, extra: List[Any]) -> None:
         self.st = st
         #: The stack below the subject (values the statement leaves alone).
         self.outer = outer
@@ -259,12 +263,14 @@ class Reader:
             return read
         return None, (pos if last else None), fail
 
-    def read_guard(self, pos: Pos, last: bool, fail: Optional[Pos], allowed: bool):
+    def read_guard(self, pos: Pos, last: bool, fail: Optional[Pos], allowed: bool, start: Optional[State] = None):
+        from framescope.decompiler.structure import is_builtin_check
+
         block, index = pos
         if (last and not allowed) or block.last.op not in CONDITIONAL:
             return None
         expected = self.outer + ([] if last else [self.subject])
-        probe = State(expected)
+        probe = State(start.stack if start is not None else expected)
         try:
             for ins in block.instrs[index:-1]:
                 self.st.sim.step(ins, probe)
@@ -281,6 +287,17 @@ class Reader:
                 return None
         if probe.stmts or cond.true_kept or cond.false_kept or cond.true_block is None or cond.false_block is None:
             return None
+        if is_builtin_check(cond.expr) and start is None:
+            # 3.14 inlines ``all``/``any`` of a generator expression when the name is the
+            # builtin; the other arm calls it, and the guard tests what the call returned.
+            join = self.st.join(cond, None)
+            value = State(cond.false_state.stack)
+            try:
+                if join is None or self.st.walk(cond.false_block, join, value) is not join or value.stmts:
+                    return None
+            except DecompilationError:
+                return None
+            return self.read_guard((join, 0), last, fail, allowed, value)
         passed: List[Block] = []
         miss = follow_pops((cond.false_block, 0), list(cond.false_state.stack), len(expected), passed)
         if miss is None or not same_stack(miss[1], expected) or len(cond.false_state.stack) != len(expected) \
@@ -483,7 +500,7 @@ class Reader:
     def item(self, node: Node, key: Any, star: bool = False) -> Node:
         if key in node.items:
             raise NotAPattern
-        child = Node(star)
+        child = Node(star=star)
         items = dict(node.items)
         items[key] = child
         self.set(node, "items", items)
