@@ -130,3 +130,19 @@ def test_run_takes_a_final_out_unless_given_before_the_script():
     assert trailing_out(["prog.py", "--out=d"], None) == (["prog.py"], "d")
     assert trailing_out(["prog.py", "a", "--out", "x"], "d") == (["prog.py", "a", "--out", "x"], "d")
     assert trailing_out(["prog.py", "a"], None) == (["prog.py", "a"], "framescope_dump")
+
+
+@pytest.mark.needs_subprocess
+def test_a_closed_pipe_ends_quietly():
+    # framescope decompile big.py | head: no traceback when the reader stops early.
+    code = (
+        "import subprocess, sys\n"
+        "p = subprocess.Popen([sys.executable, '-m', 'framescope', 'decompile', %r],\n"
+        "                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)\n"
+        "p.stdout.readline(); p.stdout.close()\n"
+        "err = p.stderr.read().decode(); p.wait()\n"
+        "print('TRACEBACK' if 'Traceback' in err else 'QUIET')\n"
+    ) % os.path.join(ROOT, "src", "framescope", "decompiler", "simulate.py")
+    done = subprocess.run([sys.executable, "-c", code], stdout=subprocess.PIPE, universal_newlines=True,
+                          env=dict(os.environ, PYTHONPATH=os.path.join(ROOT, "src")), timeout=300)
+    assert done.stdout.strip() == "QUIET"

@@ -29,6 +29,19 @@ EXIT_CODES = """exit codes:
 
 
 def main(argv: Optional[List[str]] = None) -> int:
+    try:
+        return command(argv)
+    except BrokenPipeError:
+        # The reader went away (``framescope decompile x.py | head``): stop quietly, as cat does.
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return 1
+
+
+def command(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(
         prog="framescope", description="Read, diff and debug what the CPython compiler and torch.compile did.",
         epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
