@@ -94,10 +94,19 @@ def f(msg):
         case _:
             raise AssertionError(f'bad message {msg}')
 ''',
+    '''\
+def f(p):
+    match n := len(p):
+        case 0:
+            return 'empty'
+        case 1 | 2:
+            return n
+    return -n
+''',
 ]
 
 
-@pytest.mark.parametrize("source", SOURCES, ids=["literals", "kinds", "loop", "nested", "ends_function"])
+@pytest.mark.parametrize("source", SOURCES, ids=["literals", "kinds", "loop", "nested", "ends_function", "walrus"])
 def test_output_is_the_source_back(source):
     assert decompile(define(source)) + "\n" == source
 

@@ -52,7 +52,11 @@ LOADS = frozenset({
 #: Instructions read per case at most (a bound on work for code that is no pattern).
 MAX_STEPS = 5000
 
+#: A place in the code: a block and the index of an instruction in it.
 Pos = Tuple[Block, int]
+#: What building a statement returns: None (no match statement there), else a 1-tuple of
+#: the block where the code after it starts (None: control ended).
+Next = Optional[Tuple[Optional[Block]]]
 
 
 class NotAPattern(Exception):
@@ -285,8 +289,9 @@ class Reader:
                 cond = simple_condition(self.st, block, State(probe.stack))
             except DecompilationError:
                 return None
-        if probe.stmts or cond.true_kept or cond.false_kept or cond.true_block is None or cond.false_block is None:
-            return None
+        if probe.stmts or cond.true_kept or cond.false_kept or cond.true_block is None or cond.false_block is None \
+                or any(node is self.subject for node in ast.walk(cond.expr)):
+            return None  # (a test of the subject itself is the next case's pattern)
         if is_builtin_check(cond.expr) and start is None:
             # 3.14 inlines ``all``/``any`` of a generator expression when the name is the
             # builtin; the other arm calls it, and the guard tests what the call returned.
@@ -348,8 +353,8 @@ class Reader:
                 return (block, index), stack, failures
             ins = block.instrs[index]
             op = ins.op
-            if op == "COPY" and ins.arg == 1 and stack and isinstance(stack[-1], Node) and not takes_item(block, index) \
-                    and not self.stored:
+            if (op == "COPY" and ins.arg == 1 and stack and isinstance(stack[-1], Node) and not self.stored
+                    and not takes_item(block, index)):
                 found = self.alternatives((block, index), stack)
                 if found is not None:
                     (block, index), stack, more = found
@@ -830,9 +835,8 @@ def tested(node: Node) -> Optional[ast.AST]:
 
 
 def sequence_items(node: Node) -> List[ast.AST]:
-    if node.unpack is not None:
-        count, star = node.unpack
-        return [to_pattern(node.items.get(i)) for i in range(count)]
+    if node.unpack is not None:  # (the starred item is a node of its own)
+        return [to_pattern(node.items.get(i)) for i in range(node.unpack[0])]
     op, n = node.length if node.length is not None else (">=", 0)
     if not node.items:  # only wildcards: nothing is taken out
         if node.length is None:
@@ -857,12 +861,8 @@ def sequence_items(node: Node) -> List[ast.AST]:
 class MatchStructurer:
     """The match-statement part of `structure.Structurer` (a mixin: it uses the walker's state)."""
 
-    def match_statement(self, block: Block, index: int, state: State, stop: Optional[Block]):
-        """Build the match statement starting at ``block.instrs[index]``, if one does.
-
-        Returns None when the code there is no match statement; else a 1-tuple of the
-        block where the code after the statement starts (None: control ended).
-        """
+    def match_statement(self, block: Block, index: int, state: State, stop: Optional[Block]) -> Next:
+        """Build the match statement starting at ``block.instrs[index]``, if one does."""
         ins = block.instrs[index]
         depth = 3 if ins.op == "MATCH_CLASS" else 1
         if (ins.op == "COPY" and ins.arg != 1) or len(state.stack) < depth:
@@ -878,12 +878,11 @@ class MatchStructurer:
             return None  # ``a = b = x`` compiles alike and reads better
         return self.build_match(block, reader, cases, state, stop)
 
-    def guarded_match(self, cond: Cond, state: State, stop: Optional[Block]):
+    def guarded_match(self, cond: Cond, state: State, stop: Optional[Block]) -> Next:
         """A match statement whose first case is ``case _ if guard:`` (``cond``), if one is there.
 
         That case compiles to its guard alone, with the subject left on the stack: the
         guard's true arm pops it before the body, its false arm goes on with the next case.
-        Returns None or a 1-tuple, like `match_statement`.
         """
         if not state.stack or not isinstance(state.stack[-1], ast.expr) or cond.true_kept or cond.false_kept \
                 or cond.true_block is None or cond.false_block is None \
@@ -904,7 +903,8 @@ class MatchStructurer:
         first = Case(wildcard(), cond.expr, (cond.head, len(cond.head.instrs) - 1), body, (cond.false_block, 0), True)
         return self.build_match(cond.head, reader, [first] + rest, state, stop)
 
-    def build_match(self, block: Block, reader: Reader, cases: List[Case], state: State, stop: Optional[Block]):
+    def build_match(self, block: Block, reader: Reader, cases: List[Case], state: State,
+                    stop: Optional[Block]) -> Next:
         """Emit the match statement of ``cases`` (starting in ``block``); return where the code goes on."""
         subject, outer = reader.subject, reader.outer
         fail = cases[-1].fail
