@@ -646,25 +646,21 @@ class Generator:
 
     # -- building ---------------------------------------------------------------------------------
     def op_build_list(self, model: Model, test: bool) -> bool:
-        region = model.region()
-        if test:
-            return True
-        n = self.rng.randint(0, min(3, len(region)))
-        self.asm.add("BUILD_LIST", n)
-        items = model.stack[len(model.stack) - n:]
-        del model.stack[len(model.stack) - n:]
-        model.stack.append(Seq(items, True))
-        return True
+        return self.build(model, test, "BUILD_LIST", True)
 
     def op_build_tuple(self, model: Model, test: bool) -> bool:
+        return self.build(model, test, "BUILD_TUPLE", False)
+
+    def build(self, model: Model, test: bool, opname: str, mutable: bool) -> bool:
+        """A list or tuple of up to 3 of the values on top."""
         region = model.region()
         if test:
             return True
         n = self.rng.randint(0, min(3, len(region)))
-        self.asm.add("BUILD_TUPLE", n)
+        self.asm.add(opname, n)
         items = model.stack[len(model.stack) - n:]
         del model.stack[len(model.stack) - n:]
-        model.stack.append(Seq(items, False))
+        model.stack.append(Seq(items, mutable))
         return True
 
     def op_list_to_tuple(self, model: Model, test: bool) -> bool:

@@ -134,7 +134,7 @@ class Capture:
         for name in new_code.co_names:
             if not naming.is_resume_global(name) or module_globals is None:
                 continue
-            resume = _resume_code(module_globals.get(name))
+            resume = transformed.resume_code(module_globals.get(name))
             if resume is None:
                 continue
             state.resume_globals[name] = resume
@@ -194,22 +194,6 @@ def hide_debugger(session: DumpSession) -> None:
         debugging.hide_debugger()
     except Exception as exc:
         session.warn("could not keep the debugger out of torch.compile: %s: %s" % (type(exc).__name__, exc))
-
-
-def _resume_code(value: object) -> Optional[types.CodeType]:
-    """The code of a resume function global: the function itself, or, for resume functions
-    with free variables, a factory that holds the code in its closure."""
-    code = getattr(value, "__code__", None)
-    if isinstance(code, types.CodeType) and naming.resume_line(code.co_name) is not None:
-        return code
-    for cell in getattr(value, "__closure__", None) or ():
-        try:
-            content = cell.cell_contents
-        except ValueError:  # an empty cell
-            continue
-        if isinstance(content, types.CodeType) and naming.resume_line(content.co_name) is not None:
-            return content
-    return None
 
 
 def _header(state: FrameState, index: int, compile_id: Optional[str]) -> List[str]:

@@ -96,12 +96,26 @@ def make(
     return Result(text, code, source, None, aliases)
 
 
+def resume_code(value: object) -> Optional[types.CodeType]:
+    """The code of a resume function global: the function itself, or, for resume functions
+    with free variables, a factory that holds the code in its closure."""
+    code = getattr(value, "__code__", None)
+    if isinstance(code, types.CodeType) and naming.resume_line(code.co_name) is not None:
+        return code
+    for cell in getattr(value, "__closure__", None) or ():
+        try:
+            content = cell.cell_contents
+        except ValueError:  # an empty cell
+            continue
+        if isinstance(content, types.CodeType) and naming.resume_line(content.co_name) is not None:
+            return content
+    return None
+
+
 def _parameters(module_globals: Optional[Dict[str, object]], name: str) -> Optional[List[str]]:
     """The positional parameters of the function a global holds (a resume function), if any."""
-    from framescope.dump.capture import _resume_code
-
     value = None if module_globals is None else module_globals.get(name)
-    code = _resume_code(value) if naming.is_resume_global(name) else getattr(value, "__code__", None)
+    code = resume_code(value) if naming.is_resume_global(name) else getattr(value, "__code__", None)
     if not isinstance(code, types.CodeType):
         return None
     return list(code.co_varnames[:code.co_argcount])
