@@ -6,6 +6,9 @@ The round trip decompiles ``f``, requires bytecode equivalent to the original (t
 decompiler checks it itself), then runs the decompiled function on the same
 arguments and requires the same result or the same exception type.
 """
+import importlib
+import os
+import pkgutil
 import sys
 from typing import List, NamedTuple, Tuple
 
@@ -162,3 +165,13 @@ CASES: List[Case] = [
          "            log.append('closed')", ["(1, [])", "(0, [])"]),
     Case("keyword_only", "def f(a, /, b, *, c, d=4):\n    return a, b, c, d", ['(1, 2)']),
 ]
+
+
+def all_cases() -> List[Case]:
+    """``CASES`` here and in every ``cases_<topic>.py`` module next to this one."""
+    found = list(CASES)
+    package = __name__.rpartition(".")[0]
+    for module in sorted(pkgutil.iter_modules([os.path.dirname(__file__)]), key=lambda m: m.name):
+        if module.name.startswith("cases_"):
+            found.extend(importlib.import_module(package + "." + module.name).CASES)
+    return found

@@ -4,7 +4,7 @@ import sys
 import pytest
 
 from framescope import DecompilationError, decompile
-from tests.decompiler.cases import CASES, Case
+from tests.decompiler.cases import Case, all_cases
 
 PY = sys.version_info[:2]
 
@@ -35,7 +35,7 @@ def outcome(func, args):
 
 
 @pytest.mark.parametrize(
-    "case", [pytest.param(c, id=c.name, marks=expected_failure(c)) for c in CASES if PY >= c.since])
+    "case", [pytest.param(c, id=c.name, marks=expected_failure(c)) for c in all_cases() if PY >= c.since])
 def test_round_trip(case: Case) -> None:
     original = load(case.source)
     source = decompile(original["f"])  # raises DecompilationError unless equivalent
