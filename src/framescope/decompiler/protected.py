@@ -191,7 +191,11 @@ class ProtectedStructurer:
         value still on the stack.
         """
         seen = 0
-        while end is not None and len(state.stack) > depth and seen < 10:
+        value = state.stack[-1] if len(state.stack) > depth else None
+        # Leaving a ``with`` on the way also pops its context manager from below the value:
+        # the return goes on while the value is on top, whatever the depth.
+        while end is not None and (len(state.stack) > depth or (value is not None and state.stack
+                                                                and state.stack[-1] is value)) and seen < 10:
             seen += 1
             if end in self.cfg.finally_copies:  # the finally body runs before the return: skip it
                 end = self.cfg.finally_after[end]

@@ -1,0 +1,17 @@
+"""Round-trip cases for if/else and try/else structuring."""
+from typing import List
+
+from tests.decompiler.cases import Case
+
+CASES: List[Case] = [
+    # A return from a try inside a with inside a try: leaving the with pops its context
+    # manager from below the returned value.
+    Case("else_return_from_with_in_try",
+         "def f(a, log):\n    try:\n        with Ctx(log) as c:\n            try:\n                g(a)\n"
+         "                return a\n            except ValueError:\n                pass\n            log.append(c)\n"
+         "    except KeyError as e:\n        raise TypeError(e)\n    return -1\n"
+         "def g(a):\n    if a == 1:\n        raise ValueError\n    if a == 2:\n        raise KeyError\n"
+         "class Ctx:\n    def __init__(self, log):\n        self.log = log\n"
+         "    def __enter__(self):\n        return 'c'\n    def __exit__(self, *exc):\n        self.log.append('exit')\n",
+         ["(0, [])", "(1, [])", "(2, [])"]),
+]
