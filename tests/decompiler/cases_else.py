@@ -14,4 +14,11 @@ CASES: List[Case] = [
          "class Ctx:\n    def __init__(self, log):\n        self.log = log\n"
          "    def __enter__(self):\n        return 'c'\n    def __exit__(self, *exc):\n        self.log.append('exit')\n",
          ["(0, [])", "(1, [])", "(2, [])"]),
+    # A try inside an if arm inside a try: the inner body jumps on through the if's join,
+    # where the inner except clause goes on too, so the inner try has no else clause.
+    Case("else_try_in_if_in_try",
+         "def f(url):\n    try:\n        if url == 1:\n            try:\n                t = 10 // url\n"
+         "            except ValueError:\n                t = 0\n        else:\n            t = 5 // url\n"
+         "    except Exception as exc:\n        t = type(exc).__name__\n    return t\n",
+         ["(1,)", "(0,)", "(2,)", "('x',)"]),
 ]

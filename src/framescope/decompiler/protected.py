@@ -122,7 +122,8 @@ class ProtectedStructurer:
         if any(not self.same_place(e, after) for e in reached):
             raise self.error("except clauses end in different places", hblock)
         orelse: List[ast.stmt] = []
-        body_end = follow_jumps(body_end)
+        passed = jump_chain(body_end)
+        body_end = passed[-1] if passed else None
         tails = [st.tail for st in states if st.tail is not None]
         if after is None and tails:
             after = self.shared_tail(body_end, tails[0])
@@ -134,6 +135,8 @@ class ProtectedStructurer:
                 handler_node.body = [s for s in handler_node.body if not isinstance(s, ast.Pass)] + rest.stmts
         if after is None:
             after = body_end
+        elif body_end is not None and after in passed:
+            pass  # the body jumps on through where the clauses go on: no else clause
         elif body_end is not None and not self.same_place(body_end, after):
             else_state = State(state.stack)
             end = self.walk(body_end, after, else_state)
@@ -348,11 +351,19 @@ def strip_reraise(body: List[ast.stmt]) -> Optional[List[ast.stmt]]:
 
 
 def follow_jumps(block: Optional[Block]) -> Optional[Block]:
-    seen = 0
-    while block is not None and len(block.instrs) == 1 and block.last.op == "JUMP" and seen < 20:
+    chain = jump_chain(block)
+    return chain[-1] if chain else None
+
+
+def jump_chain(block: Optional[Block]) -> List[Block]:
+    """``block`` and the blocks it reaches through blocks that only jump, the last one doing more."""
+    chain: List[Block] = []
+    while block is not None and len(chain) <= 20:
+        chain.append(block)
+        if len(block.instrs) != 1 or block.last.op != "JUMP":
+            break
         block = block.jump
-        seen += 1
-    return block
+    return chain
 
 
 def strip_name_cleanup(body: List[ast.stmt], name: Optional[str]) -> List[ast.stmt]:
