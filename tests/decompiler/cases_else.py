@@ -3,6 +3,8 @@ from typing import List
 
 from tests.decompiler.cases import Case
 
+QUIET = ("class Quiet:\n    def __enter__(self):\n        return self\n    def __exit__(self, *exc):\n        return exc[0] is ZeroDivisionError\n")
+
 CASES: List[Case] = [
     # A return from a try inside a with inside a try: leaving the with pops its context
     # manager from below the returned value.
@@ -21,4 +23,21 @@ CASES: List[Case] = [
          "            except ValueError:\n                t = 0\n        else:\n            t = 5 // url\n"
          "    except Exception as exc:\n        t = type(exc).__name__\n    return t\n",
          ["(1,)", "(0,)", "(2,)", "('x',)"]),
+    # A with statement whose body always leaves: the code after it runs only when
+    # ``__exit__`` swallows the exception.
+    Case("else_with_body_returns",
+         "def f(a):\n    with Quiet():\n        return 10 // a\n    return -1\n" + QUIET, ["(2,)", "(0,)"]),
+    Case("else_with_returns_constant",
+         "def f(a, log):\n    with Quiet():\n        log.append(1 // a)\n        return 1\n    log.append(2)\n"
+         "    return log\n" + QUIET, ["(1, [])", "(0, [])"]),
+    Case("else_with_in_if_elif",
+         "def f(a, kind):\n    if kind == 'css':\n        with Quiet() as q:\n            return str(1 // a)\n"
+         "    elif kind == 'html':\n        return 'html'\n    raise TypeError(kind)\n" + QUIET,
+         ["(1, 'css')", "(0, 'css')", "(1, 'html')", "(1, 'x')"]),
+    Case("else_nested_with_returns",
+         "def f(a):\n    with Quiet(), Quiet():\n        return 1 // a\n" + QUIET, ["(1,)", "(0,)"]),
+    Case("else_with_in_loop_leaves",
+         "def f(xs):\n    out = []\n    for x in xs:\n        with Quiet():\n            if x > 5:\n                break\n"
+         "            out.append(1 // x)\n            continue\n        out.append('swallowed')\n    out.append('end')\n    return out\n" + QUIET,
+         ["([1, 0, 2],)", "([1, 9, 0],)"]),
 ]

@@ -28,6 +28,10 @@ def legacy_handlers(code, raw) -> Dict[int, Handler]:
 
     while work:
         i, blocks, depth = work.pop()
+        # A with statement's exit entered with an exception: when ``__exit__`` swallows it,
+        # WITH_CLEANUP_FINISH pops the EXCEPT_HANDLER block before the code after the statement.
+        exiting_with = bool(blocks) and blocks[-1][0] is None and 0 <= i < len(raw) \
+            and raw[i].opname == "WITH_CLEANUP_START"
         while 0 <= i < len(raw):
             ins = raw[i]
             if ins.offset in seen:
@@ -47,6 +51,9 @@ def legacy_handlers(code, raw) -> Dict[int, Handler]:
                 blocks = blocks[:-1]
             elif name == "POP_EXCEPT" and blocks:
                 blocks = blocks[:-1]
+            elif name == "WITH_CLEANUP_FINISH" and exiting_with:
+                blocks = blocks[:-1]
+                exiting_with = False
             try:
                 effect = dis.stack_effect(ins.opcode, ins.arg, jump=False)
             except ValueError:

@@ -90,6 +90,28 @@ class ProtectedStructurer:
             raise self.error("with body without its context manager", block)
         body_state = State(state.stack)
         end = self.region_body(block, handler, body_state, len(state.stack) - 1)
+        suppressed = None if entered.is_async else self.suppressed_end(self.hmap.block(handler))
+        if suppressed is not None and end is not None and end is not suppressed:
+            # A body that ends with ``return CONSTANT`` (or a jump) leaves the region before
+            # that statement: it follows the call of ``__exit__`` on the normal path.
+            rest = State(body_state.stack)
+            after = self.walk(end, suppressed, rest)
+            if (after is not None and not self.same_place(follow_jumps(after), follow_jumps(suppressed)) and self.regions
+                    and not self.regions[-1].contains(after)):
+                # The statement leaves an enclosing with or try too.
+                path = self.exit_path(after)
+                if path is not None:
+                    after = self.finish_exit(path, rest)
+            if after is None and rest.stmts:
+                body_state.stmts.extend(rest.stmts)
+                end = None
+        if end is None and suppressed is not None:
+            # The body always leaves, but ``__exit__`` may swallow its exception: the code
+            # after the statement is reached from the handler only.
+            end = suppressed
+            body_state.stack[:] = state.stack[:-1]
+            if body_state.stack and isinstance(body_state.stack[-1], v.WithExit):
+                body_state.stack.pop()  # ``__exit__`` was pushed below the entered value
         item = ast.withitem(context_expr=entered.manager, optional_vars=entered.target)
         body = body_state.stmts
         items = [item]
@@ -100,6 +122,31 @@ class ProtectedStructurer:
         state.stmts.append(cls(items=items, body=body or [ast.Pass()], type_comment=None))
         state.stack[:] = body_state.stack
         return end
+
+    def suppressed_end(self, hblock: Block) -> Optional[Block]:
+        """Where a with statement goes on once its ``__exit__`` swallowed an exception."""
+        ops = [ins.op for ins in hblock.instrs]
+        if "WITH_EXCEPT_START" not in ops:
+            return None
+        if hblock.last.raw == "END_FINALLY":
+            # 3.8: ``END_FINALLY`` goes on with the next instruction when nothing is to be re-raised.
+            nxt = hblock.index + 1
+            return self.cfg.blocks[nxt] if nxt < len(self.cfg.blocks) else None
+        if hblock.last.op != "POP_JUMP_IF_TRUE" or ops.index("WITH_EXCEPT_START") != len(ops) - 2:
+            return None
+        block, seen = hblock.jump, 0
+        while block is not None and seen < 10:
+            seen += 1
+            i = 0
+            while i < len(block.instrs) and block.instrs[i].op in ("POP_TOP", "POP_EXCEPT", "NOP"):
+                i += 1  # drop the exception, its state and the context manager's exit
+            if i < len(block.instrs) and block.instrs[i].op != "JUMP":
+                if i:
+                    block = self.cfg.split(block, i)
+                    self.ipdom = postdominators(self.cfg)
+                return block
+            block = block.jump if i < len(block.instrs) else block.fall
+        return None
 
     def try_stmt(self, block: Block, handler: Handler, state: State) -> Optional[Block]:
         body_state = State(state.stack)
