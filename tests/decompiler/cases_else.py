@@ -40,4 +40,11 @@ CASES: List[Case] = [
          "def f(xs):\n    out = []\n    for x in xs:\n        with Quiet():\n            if x > 5:\n                break\n"
          "            out.append(1 // x)\n            continue\n        out.append('swallowed')\n    out.append('end')\n    return out\n" + QUIET,
          ["([1, 0, 2],)", "([1, 9, 0],)"]),
+    # A try's else clause that ends the function inside an enclosing try: the final
+    # ``return None`` is copied onto each path that reaches it.
+    Case("else_try_else_at_end_in_try",
+         "def f(a, log):\n    try:\n        try:\n            log.append(1 // a)\n        except (ZeroDivisionError, KeyError):\n"
+         "            log.append('div')\n        else:\n            log.append(int(a))\n    except ValueError:\n"
+         "        log.append('value')\n",
+         ["(1, [])", "(0, [])", "('1', [])", "('x', [])"]),
 ]
