@@ -47,4 +47,13 @@ CASES: List[Case] = [
          "            log.append('div')\n        else:\n            log.append(int(a))\n    except ValueError:\n"
          "        log.append('value')\n",
          ["(1, [])", "(0, [])", "('1', [])", "('x', [])"]),
+    # ``return`` from ``except E as name`` at the end of a function, inside a try: the
+    # clause's clean-up (``name = None; del name``) ends a block, and the return is a
+    # copy of the implicit one, so the clause reads as falling off the try.
+    Case("else_return_from_named_clause",
+         "def f(a, log):\n    try:\n        if a is not None:\n            try:\n                p = g(a)\n"
+         "            except OSError as e:\n                if e.errno:\n                    return\n                else:\n"
+         "                    raise\n            log.append(p)\n    except:\n        log.append('any')\n        raise\n"
+         "def g(a):\n    if a < 2:\n        raise OSError(a, 'no')\n    return a\n",
+         ["(None, [])", "(0, [])", "(1, [])", "(5, [])"], since=(3, 9)),
 ]

@@ -187,7 +187,7 @@ class ProtectedStructurer:
         elif body_end is not None and not self.same_place(body_end, after):
             else_state = State(state.stack)
             end = self.walk(body_end, after, else_state)
-            if end is not None and not self.same_place(end, after):
+            if end is not None and not self.same_place(follow_jumps(end), follow_jumps(after)):
                 raise self.error("else clause ends elsewhere", body_end)
             orelse = else_state.stmts
         node = ast.Try(body=body_state.stmts or [ast.Pass()], handlers=handlers, orelse=orelse, finalbody=[])

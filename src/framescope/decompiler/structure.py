@@ -151,7 +151,8 @@ class Structurer(LoopStructurer, ProtectedStructurer, MatchStructurer):
                 self.sim.step(last, state)
                 return None
             else:
-                self.sim.step(last, state)
+                if i < len(instrs):  # not already run as the end of an except clause's clean-up
+                    self.sim.step(last, state)
                 block = block.fall
                 if block is None:
                     return None
