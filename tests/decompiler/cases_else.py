@@ -56,4 +56,16 @@ CASES: List[Case] = [
          "                    raise\n            log.append(p)\n    except:\n        log.append('any')\n        raise\n"
          "def g(a):\n    if a < 2:\n        raise OSError(a, 'no')\n    return a\n",
          ["(None, [])", "(0, [])", "(1, [])", "(5, [])"], since=(3, 9)),
+    # ``if a:`` then ``try: if b and c:``: the tests on either side of the try's start are
+    # two statements, not one ``and``; the inner if's arms stop at a jump out of the try
+    # and at its target.
+    Case("else_condition_before_try",
+         "def f(a, b, log):\n    if a:\n        try:\n            if b and log[b]:\n                log.append(b)\n"
+         "        except KeyError:\n            pass\n    log.append('end')\n    return log\n",
+         ["(0, 1, [])", "(1, 0, [])", "(1, 1, [])", "(1, 1, [1, 2])"]),
+    # A with statement whose body falls off before ``return``: 3.12+ copies the return
+    # onto the normal exit, which is not a statement of the body.
+    Case("else_with_then_return",
+         "def f(a, log):\n    with Quiet():\n        with Quiet():\n            y = 1 // a\n        log.append(y)\n"
+         "    return log\n" + QUIET, ["(1, [])"]),
 ]

@@ -198,6 +198,8 @@ def is_test_block(st: "Structurer", block: Block, consumed) -> bool:
         return False
     if block in st.back_edges:
         return False
+    if any(b.handler != block.handler for b in consumed):
+        return False  # a try statement starts between the two tests: ``if a:`` then ``try: if b:``
     return True
 
 

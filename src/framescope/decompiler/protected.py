@@ -102,16 +102,14 @@ class ProtectedStructurer:
                 path = self.exit_path(after)
                 if path is not None:
                     after = self.finish_exit(path, rest)
-            if after is None and rest.stmts:
+            if after is None and rest.stmts and not self.repeats_suppressed(rest.stmts, suppressed, state):
                 body_state.stmts.extend(rest.stmts)
                 end = None
         if end is None and suppressed is not None:
             # The body always leaves, but ``__exit__`` may swallow its exception: the code
             # after the statement is reached from the handler only.
             end = suppressed
-            body_state.stack[:] = state.stack[:-1]
-            if body_state.stack and isinstance(body_state.stack[-1], v.WithExit):
-                body_state.stack.pop()  # ``__exit__`` was pushed below the entered value
+            body_state.stack[:] = outside_with(state.stack)
         item = ast.withitem(context_expr=entered.manager, optional_vars=entered.target)
         body = body_state.stmts
         items = [item]
@@ -122,6 +120,15 @@ class ProtectedStructurer:
         state.stmts.append(cls(items=items, body=body or [ast.Pass()], type_comment=None))
         state.stack[:] = body_state.stack
         return end
+
+    def repeats_suppressed(self, stmts: List[ast.stmt], suppressed: Block, state: State) -> bool:
+        """Whether ``stmts`` are what the code after the with statement does (3.12+ copies it)."""
+        path = self.exit_path(suppressed)
+        if path is None:
+            return False
+        after = State(outside_with(state.stack))
+        self.finish_exit(path, after)
+        return [ast.dump(s) for s in after.stmts] == [ast.dump(s) for s in stmts]
 
     def suppressed_end(self, hblock: Block) -> Optional[Block]:
         """Where a with statement goes on once its ``__exit__`` swallowed an exception."""
@@ -358,6 +365,14 @@ class ProtectedStructurer:
             node = ast.Try(body=body or [ast.Pass()], handlers=[], orelse=[], finalbody=final or [ast.Pass()])
         state.stmts.append(node)
         return after
+
+
+def outside_with(stack: list) -> list:
+    """The stack around a with statement, from the one its body starts with."""
+    stack = stack[:-1]
+    if stack and isinstance(stack[-1], v.WithExit):
+        stack = stack[:-1]  # ``__exit__`` was pushed below the entered value
+    return stack
 
 
 def repeated_tail(start: Optional[Block], instrs: List[Instr]) -> Optional[Block]:

@@ -25,7 +25,7 @@ from framescope.decompiler.conditions import Cond, boolop, collect_condition, ne
 from framescope.decompiler.handlers import HandlerMap
 from framescope.decompiler.loops import Loop, LoopStructurer
 from framescope.decompiler.patterns import MATCH_STARTS, MatchStructurer
-from framescope.decompiler.protected import ProtectedStructurer, Region
+from framescope.decompiler.protected import ProtectedStructurer, Region, jump_chain
 from framescope.decompiler.simulate import Simulator, State
 from framescope.errors import DecompilationError
 
@@ -193,6 +193,12 @@ class Structurer(LoopStructurer, ProtectedStructurer, MatchStructurer):
             return join
         if true_end is not None and false_end is not None and len(true_state.stack) != len(false_state.stack):
             raise self.error("branches leave different stacks", block)
+        if true_end is not None and false_end is not None and true_end is not false_end:
+            # An arm may stop at a block that only jumps on to where the other arm stopped.
+            if false_end in jump_chain(true_end):
+                true_end = false_end
+            elif true_end in jump_chain(false_end):
+                false_end = true_end
         if true_end is not None and false_end is not None and self.same_place(true_end, false_end):
             false_end = true_end  # two copies of one block (3.10+ copies small exits)
         if true_end is not None and false_end is not None and true_end is not false_end:
