@@ -68,4 +68,10 @@ CASES: List[Case] = [
     Case("else_with_then_return",
          "def f(a, log):\n    with Quiet():\n        with Quiet():\n            y = 1 // a\n        log.append(y)\n"
          "    return log\n" + QUIET, ["(1, [])"]),
+    # ``return None`` from an except clause inside a with: the return follows the with's
+    # exit, so the clause seems to go on outside the with.
+    Case("else_clause_returns_from_with",
+         "def f(words, log):\n    with Quiet():\n        try:\n            i = words.index('x')\n        except ValueError:\n"
+         "            return None\n        for w in words[i:]:\n            log.append(w)\n    return log\n" + QUIET,
+         ["(['a'], [])", "(['a', 'x', 'b'], [])"]),
 ]

@@ -178,6 +178,16 @@ class ProtectedStructurer:
         orelse: List[ast.stmt] = []
         passed = jump_chain(body_end)
         body_end = passed[-1] if passed else None
+        if self.leaves_region(after, body_end):
+            # The clauses go on out of an enclosing with or try (``return CONSTANT``, or
+            # ``break``, run after its clean-up): that statement ends each of them.
+            path = self.exit_path(after)
+            for handler_node, end, st in zip(handlers, ends, states):
+                if end is not None:
+                    rest = State(st.stack)
+                    self.finish_exit(path, rest)
+                    handler_node.body = [s for s in handler_node.body if not isinstance(s, ast.Pass)] + rest.stmts
+            after = None
         tails = [st.tail for st in states if st.tail is not None]
         if after is None and tails:
             after = self.shared_tail(body_end, tails[0])
@@ -200,6 +210,15 @@ class ProtectedStructurer:
         node = ast.Try(body=body_state.stmts or [ast.Pass()], handlers=handlers, orelse=orelse, finalbody=[])
         state.stmts.append(node)
         return after
+
+    def leaves_region(self, after: Optional[Block], body_end: Optional[Block]) -> bool:
+        """Whether except clauses that go on at ``after`` leave the enclosing region, the body not."""
+        if after is None or body_end is None or not self.regions or self.same_place(after, body_end):
+            return False
+        region = self.regions[-1]
+        if region.contains(after) or not region.contains(body_end):
+            return False
+        return self.exit_path(after) is not None
 
     def exit_path(self, block: Optional[Block]) -> Optional[List[Block]]:
         """The blocks of straight-line code from ``block`` to a return, raise, break or continue.
