@@ -74,4 +74,11 @@ CASES: List[Case] = [
          "def f(words, log):\n    with Quiet():\n        try:\n            i = words.index('x')\n        except ValueError:\n"
          "            return None\n        for w in words[i:]:\n            log.append(w)\n    return log\n" + QUIET,
          ["(['a'], [])", "(['a', 'x', 'b'], [])"]),
+    # A try with an else clause inside a try, before a return: the inner clauses go on
+    # out of the outer try, and so does the else clause.
+    Case("else_try_else_in_try_before_return",
+         "def f(a, log):\n    try:\n        try:\n            log.append(10 // a)\n        except (ZeroDivisionError, KeyError):\n"
+         "            log.append('div')\n        else:\n            log.append(int(a))\n    except ValueError as e:\n"
+         "        log.append('value')\n        if a == 'x':\n            raise\n    uniq = len(log)\n    return uniq\n",
+         ["(1, [])", "(0, [])", "(2.5, [])", "('x', [])"]),
 ]

@@ -218,6 +218,15 @@ class ProtectedStructurer:
         region = self.regions[-1]
         if region.contains(after) or not region.contains(body_end):
             return False
+        seen, work = set(), [body_end]
+        while work:  # an else clause that goes on where the clauses go: they fall off the try
+            block = work.pop()
+            if block in seen:
+                continue
+            if self.same_place(block, after):
+                return False
+            seen.add(block)
+            work.extend(block.succs())
         return self.exit_path(after) is not None
 
     def exit_path(self, block: Optional[Block]) -> Optional[List[Block]]:
