@@ -212,12 +212,12 @@ class ProtectedStructurer:
         return after
 
     def leaves_region(self, after: Optional[Block], body_end: Optional[Block]) -> bool:
-        """Whether except clauses that go on at ``after`` leave the enclosing region, the body not."""
+        """Whether except clauses that go on at ``after`` leave the enclosing with, the body not."""
         if after is None or body_end is None or not self.regions or self.same_place(after, body_end):
             return False
         region = self.regions[-1]
-        if region.contains(after) or not region.contains(body_end):
-            return False
+        if self.hmap.kind(region.handler) != WITH or region.contains(after) or not region.contains(body_end):
+            return False  # leaving a try needs no code on 3.11+: no sign of a statement there
         seen, work = set(), [body_end]
         while work:  # an else clause that goes on where the clauses go: they fall off the try
             block = work.pop()
