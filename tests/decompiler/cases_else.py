@@ -81,4 +81,11 @@ CASES: List[Case] = [
          "            log.append('div')\n        else:\n            log.append(int(a))\n    except ValueError as e:\n"
          "        log.append('value')\n        if a == 'x':\n            raise\n    uniq = len(log)\n    return uniq\n",
          ["(1, [])", "(0, [])", "(2.5, [])", "('x', [])"]),
+    # ``break`` after a try inside ``while True`` whose except clause continues: 3.8 threads
+    # the body's jump straight to the loop's exit and leaves the break's jump unreachable.
+    Case("else_break_after_retry",
+         "def f(mode, d):\n    while True:\n        try:\n            fp = 10 // mode\n        except ZeroDivisionError:\n"
+         "            if mode in d:\n                mode = d[mode]\n                continue\n            raise\n        break\n"
+         "    return fp, mode\n",
+         ["(0, {0: 5})", "(2, {})", "(0, {})"]),
 ]

@@ -9,9 +9,7 @@ from tests.decompiler.cases import Case, all_cases
 PY = sys.version_info[:2]
 
 #: Cases the decompiler does not handle yet on some versions: name → (versions, reason).
-KNOWN_FAILURES = {
-    "retry_loop": ({(3, 8)}, "3.8: a break in a try's else clause inside while True is placed differently"),
-}
+KNOWN_FAILURES: dict = {}
 
 
 def expected_failure(case: Case):

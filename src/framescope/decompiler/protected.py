@@ -207,9 +207,27 @@ class ProtectedStructurer:
             if end is not None and not self.same_place(follow_jumps(end), follow_jumps(after)):
                 raise self.error("else clause ends elsewhere", body_end)
             orelse = else_state.stmts
+        if (not orelse and len(body_state.stmts) > 1 and isinstance(body_state.stmts[-1], ast.Break)
+                and self.dead_else_break(hblock)):
+            orelse = [body_state.stmts.pop()]
         node = ast.Try(body=body_state.stmts or [ast.Pass()], handlers=handlers, orelse=orelse, finalbody=[])
         state.stmts.append(node)
         return after
+
+    def dead_else_break(self, hblock: Block) -> bool:
+        """3.8: whether a ``break`` that ended the else clause was left unreachable after the handler.
+
+        The peephole optimizer threads the body's jump to the else clause straight to the
+        ``break`` target, but keeps the clause's own jump after the handler's ``END_FINALLY``.
+        """
+        block, seen = hblock, 0
+        while block is not None and block.last.op == "POP_JUMP_IF_FALSE" and seen < 50:
+            block, seen = block.jump, seen + 1  # the next except clause's type test
+        if block is None or block.last.raw != "END_FINALLY" or block.index + 1 >= len(self.cfg.blocks):
+            return False
+        dead = self.cfg.blocks[block.index + 1]
+        return (not dead.preds and len(dead.instrs) == 1 and dead.last.op == "JUMP"
+                and isinstance(self.loop_control(dead.jump, None), ast.Break))
 
     def leaves_region(self, after: Optional[Block], body_end: Optional[Block]) -> bool:
         """Whether except clauses that go on at ``after`` leave the enclosing with, the body not."""
