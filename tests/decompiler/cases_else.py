@@ -88,4 +88,11 @@ CASES: List[Case] = [
          "            if mode in d:\n                mode = d[mode]\n                continue\n            raise\n        break\n"
          "    return fp, mode\n",
          ["(0, {0: 5})", "(2, {})", "(0, {})"]),
+    # ``continue`` from an except clause inside an ``except E as name`` clause: the jump
+    # back releases both exceptions and the name first.
+    Case("else_continue_from_nested_clause",
+         "def f(xs, log):\n    for x in xs:\n        try:\n            log.append(10 // x)\n        except ZeroDivisionError as e:\n"
+         "            try:\n                log.append(int(str(x) + 'z'))\n            except ValueError:\n                continue\n"
+         "        log.append('again')\n    return log\n",
+         ["([1, 0, 2], [])"]),
 ]

@@ -91,6 +91,12 @@ class Structurer(LoopStructurer, ProtectedStructurer, MatchStructurer):
                 if loop_jump is not None:
                     state.stmts.append(loop_jump)
                     return None
+                if block.instrs[0].op == "POP_EXCEPT" and block.last.op == "JUMP" and releases(block.instrs[:-1]):
+                    # ``continue``/``break`` from nested except clauses releases the outer one too.
+                    loop_jump = self.loop_control(block.jump, None)
+                    if loop_jump is not None:
+                        state.stmts.append(loop_jump)
+                        return None
                 if block.instrs[0].op == "POP_EXCEPT" and block.last.op in ("RETURN_VALUE", "RAISE_VARARGS"):
                     # A return from nested except clauses releases each one's exception in turn.
                     for ins in block.instrs:
@@ -306,6 +312,21 @@ class Structurer(LoopStructurer, ProtectedStructurer, MatchStructurer):
         if stop is not None and join.index > stop.index and join is not stop and stop.index > cond.head.index:
             return stop
         return join
+
+def releases(instrs) -> bool:
+    """Whether ``instrs`` only release handled exceptions (``POP_EXCEPT``, ``name = None; del name``)."""
+    i = 0
+    while i < len(instrs):
+        if instrs[i].op == "POP_EXCEPT":
+            i += 1
+        elif (i + 2 < len(instrs) and instrs[i].op == "LOAD_CONST" and instrs[i].arg is None
+              and instrs[i + 1].op.startswith("STORE_") and instrs[i + 2].op.startswith("DELETE_")
+              and instrs[i + 1].arg == instrs[i + 2].arg):
+            i += 3
+        else:
+            return False
+    return True
+
 
 def is_builtin_check(test: ast.expr) -> bool:
     return (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Is)
