@@ -95,4 +95,11 @@ CASES: List[Case] = [
          "            try:\n                log.append(int(str(x) + 'z'))\n            except ValueError:\n                continue\n"
          "        log.append('again')\n    return log\n",
          ["([1, 0, 2], [])"]),
+    # The same without ``as``: before 3.11 the jump back follows the releases in one block,
+    # which must not pass for a copy of the inner try's own exit.
+    Case("else_continue_from_nested_clause_unnamed",
+         "def f(xs, log):\n    for x in xs:\n        try:\n            log.append(10 // x)\n        except ZeroDivisionError:\n"
+         "            try:\n                log.append(int(str(x) + 'z'))\n            except ValueError:\n                continue\n"
+         "        log.append('again')\n    return log\n",
+         ["([1, 0, 2], [])"]),
 ]

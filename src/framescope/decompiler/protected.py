@@ -426,8 +426,9 @@ def repeated_tail(start: Optional[Block], instrs: List[Instr]) -> Optional[Block
     block, seen = start, 0
     while block is not None and seen < 50:
         n = len(block.instrs)
-        if n >= len(instrs) and same_run(block.instrs[n - len(instrs):], instrs):
-            return block
+        if (n >= len(instrs) and same_run(block.instrs[n - len(instrs):], instrs)
+                and (not instrs or instrs[-1].op not in JUMPS or instrs[-1].target == block.last.target)):
+            return block  # a copy goes on where the original does
         if block.last.op in POP_JUMPS or block.last.op in OR_POP_JUMPS:
             return None  # only straight-line code after the try is what a clause repeats
         block = block.fall if block.fall is not None else block.jump
