@@ -67,6 +67,8 @@ class CFG:
                 starts.add(ins.target)
             if ins.handler is not None:
                 starts.add(ins.handler.target)
+            if ins.op == "FOR_ITER":  # a loop header, even when its body never loops back
+                starts.add(ins.offset)
             if ins.op in JUMPS or ins.op in TERMINATORS:
                 if i + 1 < len(self.instrs):
                     starts.add(self.instrs[i + 1].offset)
