@@ -18,6 +18,7 @@ from framescope.decompiler.instructions import Instr
 TESTS = ("POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE")
 OPPOSITE = {"POP_JUMP_IF_FALSE": "POP_JUMP_IF_TRUE", "POP_JUMP_IF_TRUE": "POP_JUMP_IF_FALSE",
             "POP_JUMP_IF_NONE": "POP_JUMP_IF_NOT_NONE", "POP_JUMP_IF_NOT_NONE": "POP_JUMP_IF_NONE"}
+OR_POP = ("JUMP_IF_FALSE_OR_POP", "JUMP_IF_TRUE_OR_POP")
 TERMINAL = ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE")
 
 
@@ -37,7 +38,10 @@ def same_exit(a: Optional[Block], b: Optional[Block]) -> bool:
 
 
 def normalize(cfg: CFG) -> None:
-    changed = unrotate_loops(cfg)
+    changed = False
+    while unrotate_compound_loop(cfg):
+        changed = True
+    changed = unrotate_loops(cfg) or changed
     changed = split_loop_tails(cfg) or changed
     changed = mark_finally_copies(cfg) or changed
     if changed:
@@ -145,7 +149,7 @@ def match_copy(hblock: Block, first: int, start: Block):
 
 STATEMENT_ENDS = ("STORE_FAST", "STORE_NAME", "STORE_GLOBAL", "STORE_DEREF", "STORE_ATTR", "STORE_SUBSCR",
                   "POP_TOP", "DELETE_FAST", "DELETE_NAME", "DELETE_GLOBAL", "DELETE_DEREF", "DELETE_ATTR",
-                  "DELETE_SUBSCR", "STORE_SLICE")
+                  "DELETE_SUBSCR", "STORE_SLICE", "GEN_START")
 
 
 def test_length(head: Block, latch: Block) -> int:
@@ -200,6 +204,143 @@ def unrotate_loops(cfg: CFG) -> bool:
                 body.preds = [p for p in body.preds if p is not tail]
             changed = True
     return changed
+
+
+def unrotate_compound_loop(cfg: CFG) -> bool:
+    """Undo one loop rotation whose test spans several blocks (``while a or b:``).
+
+    The copy of the test at the end of the body is matched block by block against
+    the test before the loop: the same instructions, conditional jumps of the same or
+    the opposite sense whose targets correspond (the same block, two copies of one
+    exit, or a lone jump to the same block).  The copy is then replaced by a jump back
+    to the first test, as `unrotate_loops` does for a test in one block.
+    """
+    by_operand = {}
+    for block in cfg.blocks:
+        if block.last.op in TESTS + OR_POP and len(block.instrs) > 1:
+            by_operand.setdefault(key(block.instrs[-2]), []).append(block)
+    for group in by_operand.values():
+        for head in group:
+            for latch in group:
+                if latch.index <= head.index:
+                    continue
+                k = test_length(head, latch)
+                if not k or not starts_statement(head, len(head.instrs) - 1 - k) \
+                        or not starts_statement(latch, len(latch.instrs) - 1 - k):
+                    continue
+                pairs = match_test(head, len(head.instrs) - 1 - k, latch, len(latch.instrs) - 1 - k)
+                if pairs is None or len(pairs) < 2:
+                    continue
+                replace_test_copy(cfg, head, len(head.instrs) - 1 - k, latch, len(latch.instrs) - 1 - k, pairs)
+                return True
+    return False
+
+
+def starts_statement(block: Block, index: int) -> bool:
+    """Whether the stack is empty before ``block.instrs[index]``, as far as the code around tells.
+
+    Within a block, ``test_length`` only starts after a statement; a block start counts
+    when everything that leads there ends a statement or pops a test.
+    """
+    if index:
+        return True
+    for pred in block.preds:
+        ins = pred.instrs
+        if ins[-1].op in STATEMENT_ENDS or (ins[-1].op == "JUMP" and (len(ins) == 1 or ins[-2].op in STATEMENT_ENDS)):
+            continue
+        if ins[-1].op in TESTS and (len(ins) == 1 or ins[-2].op != "COPY"):
+            continue  # ``x or y`` as a value keeps a copy of ``x`` on the stack
+        return False
+    return True
+
+
+def key(ins: Instr):
+    return ins.op, type(ins.arg).__name__, repr(ins.arg)
+
+
+def match_test(head: Block, head_start: int, latch: Block, latch_start: int):
+    """Head test block → the block of its copy, when the copy from ``latch`` repeats the test from ``head``."""
+    pairs = {}
+    copies = set()
+    todo = [(head, head_start, latch, latch_start)]
+    while todo:
+        h, hi, c, ci = todo.pop()
+        if h in pairs:
+            if pairs[h] is not c:
+                return None
+            continue
+        if c in copies or c in pairs or len(pairs) > 20:
+            return None
+        if h is not head and not all(p in pairs or p is head for p in h.preds):
+            return None  # entered from elsewhere: not part of the test
+        pairs[h] = c
+        copies.add(c)
+        if h.last.op in OR_POP:  # ``x[:n or None]`` before 3.12
+            if c.last.op != h.last.op or not same_run(h.instrs[hi:-1], c.instrs[ci:-1]):
+                return None
+            todo.extend([(h.jump, 0, c.jump, 0), (h.fall, 0, c.fall, 0)])
+            continue
+        if h.last.op not in TESTS:  # part of an operand, e.g. ``x[:n or None]``: falls on
+            if h.jump is not None or h.fall is None or c.jump is not None or h.last.op in TERMINAL \
+                    or not same_run(h.instrs[hi:], c.instrs[ci:]):
+                return None
+            todo.append((h.fall, 0, c.fall, 0))
+            continue
+        if not same_run(h.instrs[hi:-1], c.instrs[ci:-1]):
+            return None
+        if c.last.op == h.last.op:
+            arms = [(h.jump, c.jump), (h.fall, c.fall)]
+        elif c.last.op == OPPOSITE.get(h.last.op):
+            arms = [(h.jump, c.fall), (h.fall, c.jump)]
+        else:
+            return None
+        for target, copy in arms:
+            if target is None or copy is None:
+                return None
+            if same_exit(through_jumps(copy), through_jumps(target)):
+                continue  # both leave the test for the same place
+            if target in copies:
+                return None
+            todo.append((target, 0, copy, 0))
+    if any(p in copies for h in pairs for p in h.preds):
+        return None  # the test and its copy overlap
+    for c in copies:
+        if c is not latch and not all(p in copies for p in c.preds):
+            return None  # the copy is entered from elsewhere: it must stay
+    return pairs
+
+
+def through_jumps(block: Block) -> Block:
+    """Where ``block`` leads when it is a lone jump (or a few in a row)."""
+    for _ in range(4):
+        if len(block.instrs) != 1 or block.last.op != "JUMP" or block.jump is None:
+            break
+        block = block.jump
+    return block
+
+
+def replace_test_copy(cfg: CFG, head: Block, head_start: int, latch: Block, latch_start: int, pairs) -> None:
+    if head_start:  # the test shares its block with code before the loop
+        head = cfg.split(head, head_start)
+    dropped = [c for c in pairs.values() if c is not latch]
+    for c in dropped:  # lone jumps back that only the copy reached
+        for succ in c.succs():
+            if len(succ.instrs) == 1 and succ.last.op == "JUMP" and succ.preds == [c]:
+                dropped.append(succ)
+    for block in [latch] + dropped:
+        for succ in block.succs():
+            succ.preds = [p for p in succ.preds if p is not block]
+    for block in dropped:
+        for succ in block.succs():
+            if not succ.preds and not succ.succs() and succ in cfg.blocks:  # an exit copy only the copy reached
+                cfg.blocks.remove(succ)
+        cfg.blocks.remove(block)
+    anchor = latch.instrs[latch_start]
+    jump = Instr("JUMP", None, anchor.offset, head.start, anchor.line, latch.handler, "JUMP")
+    latch.instrs = latch.instrs[:latch_start] + [jump]
+    latch.fall, latch.jump = None, head
+    head.preds.append(latch)
+    cfg.renumber()
 
 
 def rotated_copy(latch: Block, test: List[Instr], head: Block, body: Block, exit: Block) -> Optional[Block]:
