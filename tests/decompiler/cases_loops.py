@@ -42,4 +42,18 @@ CASES: List[Case] = [
          "def f(a, b):\n    post = 0\n    while a[:post or None] and b[:post or None] and a[post-1] == b[post-1]:\n"
          "        post -= 1\n    return post",
          ["('abc', 'xbc')", "('abc', 'abc')", "('', 'a')"]),
+    # Two loops whose tests and exits are the same: neither is a copy of the other's test.
+    Case("loops_twin_loops_same_break_test",
+         "def f(a, b, c):\n    r = []\n    if c:\n        while True:\n            line = a.pop()\n"
+         "            r.append(line)\n            if line == 0 or not line:\n                break\n    else:\n"
+         "        while True:\n            line = b.pop()\n            r.append(-line)\n"
+         "            if line == 0 or not line:\n                break\n    return r",
+         ["([0, 2, 1], [0, 5], 1)", "([3, 0], [0, 7], 0)"]),
+    # ``while True:`` whose body starts with ``while cond:``: both jump back to the inner test.
+    Case("loops_while_true_around_while",
+         "def f(items):\n    got = []\n    it = iter(items)\n    def g():\n        while True:\n"
+         "            while len(got) < 2 or not got[-1]:\n                try:\n                    got.append(next(it))\n"
+         "                except StopIteration:\n                    return\n            x = got.pop()\n"
+         "            yield (x, got and got[-1] or x)\n    return list(g())",
+         ["([1, 2, 0, 3, 4, 5],)", "([],)"]),
 ]

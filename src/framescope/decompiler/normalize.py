@@ -10,7 +10,7 @@
   after a ``for`` loop ends with the same instructions as such a copy, it is split
   there, so that the loop's ``else`` clause and the code after it are separate blocks.
 """
-from typing import List, Optional
+from typing import List, Optional, Set
 
 from framescope.decompiler.cfg import CFG, Block
 from framescope.decompiler.instructions import Instr
@@ -42,6 +42,9 @@ def normalize(cfg: CFG) -> None:
     while unrotate_compound_loop(cfg):
         changed = True
     changed = unrotate_loops(cfg) or changed
+    if changed:
+        cfg.renumber()
+    changed = split_shared_headers(cfg) or changed
     changed = split_loop_tails(cfg) or changed
     changed = mark_finally_copies(cfg) or changed
     if changed:
@@ -199,6 +202,7 @@ def unrotate_loops(cfg: CFG) -> bool:
             latch.instrs = latch.instrs[:start] + [jump]
             latch.fall, latch.jump = None, head
             head.preds.append(latch)
+            cfg.loop_tests[head] = exit
             if tail is not latch:  # the now unreachable jump back
                 tail.preds = []
                 body.preds = [p for p in body.preds if p is not tail]
@@ -231,7 +235,11 @@ def unrotate_compound_loop(cfg: CFG) -> bool:
                 pairs = match_test(head, len(head.instrs) - 1 - k, latch, len(latch.instrs) - 1 - k)
                 if pairs is None or len(pairs) < 2:
                     continue
-                replace_test_copy(cfg, head, len(head.instrs) - 1 - k, latch, len(latch.instrs) - 1 - k, pairs)
+                exits = [t for t in terminals(pairs) if t not in cfg.dom.get(latch, ())]
+                head = replace_test_copy(cfg, head, len(head.instrs) - 1 - k, latch, len(latch.instrs) - 1 - k,
+                                         pairs)
+                if len(exits) == 1:
+                    cfg.loop_tests[head] = exits[0]
                 return True
     return False
 
@@ -266,8 +274,8 @@ def match_test(head: Block, head_start: int, latch: Block, latch_start: int):
     while todo:
         h, hi, c, ci = todo.pop()
         if h in pairs:
-            if pairs[h] is not c:
-                return None
+            if pairs[h] is not c or (h is head and head_start) or (c is latch and latch_start):
+                return None  # a jump to the code before the test: not the same place
             continue
         if c in copies or c in pairs or len(pairs) > 20:
             return None
@@ -319,7 +327,59 @@ def through_jumps(block: Block) -> Block:
     return block
 
 
-def replace_test_copy(cfg: CFG, head: Block, head_start: int, latch: Block, latch_start: int, pairs) -> None:
+def terminals(pairs) -> List[Block]:
+    """Where the test whose blocks are ``pairs``' keys leads: the loop's body and its exit."""
+    found: List[Block] = []
+    for block in pairs:
+        for succ in block.succs():
+            if succ not in pairs and succ not in found:
+                found.append(succ)
+    return found
+
+
+def split_shared_headers(cfg: CFG) -> bool:
+    """Give ``while True:`` its own header when its body starts with a (3.10+ rotated) ``while cond:``.
+
+    Both loops jump back to the inner loop's test.  The jumps that come from after the
+    inner loop (reachable from its exit without passing the test) belong to the outer
+    loop: they are sent to a new lone jump placed before the test, which heads the outer loop.
+    """
+    changed = False
+    for head, exit in list(cfg.loop_tests.items()):
+        if head not in cfg.blocks or exit not in cfg.blocks or head is cfg.entry:
+            continue
+        after: Set[Block] = set()
+        work = [exit]
+        while work:
+            block = work.pop()
+            if block in after or block is head:
+                continue
+            after.add(block)
+            work.extend(block.succs())
+        outer = [p for p in head.preds if p in after and head in cfg.dom.get(p, ())]
+        if not outer or any(b.handler is not None and b.handler.target == head.start for b in cfg.blocks):
+            continue
+        entries = [p for p in head.preds if head not in cfg.dom.get(p, ())]
+        if not entries or len(outer) + len(entries) == len(head.preds):
+            continue  # nothing left for the inner loop
+        jump = Instr("JUMP", None, head.start, head.start, head.instrs[0].line, head.handler, "JUMP")
+        top = Block(0, [jump], jump=head, handler=head.handler, catch=head.catch)
+        for pred in outer + entries:
+            if pred.fall is head:
+                if cfg.blocks.index(pred) + 1 != cfg.blocks.index(head):
+                    return changed  # falls in from elsewhere in the layout: leave it
+                pred.fall = top
+            if pred.jump is head:
+                pred.jump = top
+            top.preds.append(pred)
+        head.preds = [p for p in head.preds if p not in top.preds] + [top]
+        cfg.blocks.insert(cfg.blocks.index(head), top)
+        cfg.renumber()
+        changed = True
+    return changed
+
+
+def replace_test_copy(cfg: CFG, head: Block, head_start: int, latch: Block, latch_start: int, pairs) -> Block:
     if head_start:  # the test shares its block with code before the loop
         head = cfg.split(head, head_start)
     dropped = [c for c in pairs.values() if c is not latch]
@@ -341,6 +401,7 @@ def replace_test_copy(cfg: CFG, head: Block, head_start: int, latch: Block, latc
     latch.fall, latch.jump = None, head
     head.preds.append(latch)
     cfg.renumber()
+    return head
 
 
 def rotated_copy(latch: Block, test: List[Instr], head: Block, body: Block, exit: Block) -> Optional[Block]:
