@@ -59,6 +59,8 @@ class CFG:
         self.finally_copies: Dict[Block, Block] = {}
         #: The same blocks → where the normal path goes on after the copy.
         self.finally_after: Dict[Block, Optional[Block]] = {}
+        #: Tests of 3.10+ rotated ``while`` loops whose copy was replaced by a jump back → the loop's exit.
+        self.loop_tests: Dict[Block, Block] = {}
 
     def _split(self) -> None:
         starts: Set[int] = {0}
@@ -67,6 +69,8 @@ class CFG:
                 starts.add(ins.target)
             if ins.handler is not None:
                 starts.add(ins.handler.target)
+            if ins.op == "FOR_ITER":  # a loop header, even when its body never loops back
+                starts.add(ins.offset)
             if ins.op in JUMPS or ins.op in TERMINATORS:
                 if i + 1 < len(self.instrs):
                     starts.add(self.instrs[i + 1].offset)
@@ -198,6 +202,17 @@ def postdominators(cfg: CFG) -> Dict[Block, Optional[Block]]:
     everything = set(blocks) | {exit_node}
     for block in blocks:
         pdom[block] = set(everything)
+    # A loop that never ends (``while True`` left only by return or raise inside a nested
+    # statement) never reaches the exit: its jumps back count as leaving too, so that
+    # the branches inside it still have the place where they meet.
+    reaches = set()
+    work = [b for b in blocks if not b.succs()]
+    while work:
+        block = work.pop()
+        if block not in reaches:
+            reaches.add(block)
+            work.extend(block.preds)
+    endless = {b for b in blocks if b not in reaches and any(s.index <= b.index for s in b.succs())}
     changed = True
     order = list(reversed(blocks))
     while changed:
@@ -205,6 +220,8 @@ def postdominators(cfg: CFG) -> Dict[Block, Optional[Block]]:
         for block in order:
             succs = block.succs()
             if not succs:
+                new = {block, exit_node}
+            elif block in endless:
                 new = {block, exit_node}
             else:
                 new = set.intersection(*[pdom[s] for s in succs]) | {block}

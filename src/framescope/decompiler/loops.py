@@ -112,7 +112,8 @@ class LoopStructurer:
                     via.setdefault(target, set()).add(succ)
                     continue
                 if target is None:
-                    if succ.last.op in ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE"):
+                    if succ.last.op in ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE") and \
+                            not (is_for and pops_then_jumps(block)):
                         continue
                     target = succ
                 if target is exit:
@@ -289,6 +290,17 @@ def copied_tail(tail: List[Instr], exit: Block) -> Optional[Block]:
         current = current.fall if current.fall is not None else current.jump
         seen += 1
     return None
+
+
+def pops_then_jumps(block: Block) -> bool:
+    """Whether ``block`` pops the loop's iterator and jumps away: a ``break`` after some statements.
+
+    The code after the loop may end in a return, but only ``break`` pops the iterator
+    before jumping there (``return`` in a loop swaps its value above the iterator first).
+    """
+    instrs = block.instrs
+    return (len(instrs) >= 2 and instrs[-1].op == "JUMP" and instrs[-2].op == "POP_TOP"
+            and (len(instrs) < 3 or instrs[-3].op not in ("SWAP", "ROT")))
 
 
 def trampoline_target(block: Block) -> Optional[Block]:

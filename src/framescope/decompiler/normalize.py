@@ -10,7 +10,7 @@
   after a ``for`` loop ends with the same instructions as such a copy, it is split
   there, so that the loop's ``else`` clause and the code after it are separate blocks.
 """
-from typing import List, Optional
+from typing import List, Optional, Set
 
 from framescope.decompiler.cfg import CFG, Block
 from framescope.decompiler.instructions import Instr
@@ -18,6 +18,7 @@ from framescope.decompiler.instructions import Instr
 TESTS = ("POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE")
 OPPOSITE = {"POP_JUMP_IF_FALSE": "POP_JUMP_IF_TRUE", "POP_JUMP_IF_TRUE": "POP_JUMP_IF_FALSE",
             "POP_JUMP_IF_NONE": "POP_JUMP_IF_NOT_NONE", "POP_JUMP_IF_NOT_NONE": "POP_JUMP_IF_NONE"}
+OR_POP = ("JUMP_IF_FALSE_OR_POP", "JUMP_IF_TRUE_OR_POP")
 TERMINAL = ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE")
 
 
@@ -37,7 +38,13 @@ def same_exit(a: Optional[Block], b: Optional[Block]) -> bool:
 
 
 def normalize(cfg: CFG) -> None:
-    changed = unrotate_loops(cfg)
+    changed = False
+    while unrotate_compound_loop(cfg):
+        changed = True
+    changed = unrotate_loops(cfg) or changed
+    if changed:
+        cfg.renumber()
+    changed = split_shared_headers(cfg) or changed
     changed = split_loop_tails(cfg) or changed
     changed = mark_finally_copies(cfg) or changed
     if changed:
@@ -145,7 +152,7 @@ def match_copy(hblock: Block, first: int, start: Block):
 
 STATEMENT_ENDS = ("STORE_FAST", "STORE_NAME", "STORE_GLOBAL", "STORE_DEREF", "STORE_ATTR", "STORE_SUBSCR",
                   "POP_TOP", "DELETE_FAST", "DELETE_NAME", "DELETE_GLOBAL", "DELETE_DEREF", "DELETE_ATTR",
-                  "DELETE_SUBSCR", "STORE_SLICE")
+                  "DELETE_SUBSCR", "STORE_SLICE", "GEN_START")
 
 
 def test_length(head: Block, latch: Block) -> int:
@@ -195,11 +202,206 @@ def unrotate_loops(cfg: CFG) -> bool:
             latch.instrs = latch.instrs[:start] + [jump]
             latch.fall, latch.jump = None, head
             head.preds.append(latch)
+            cfg.loop_tests[head] = exit
             if tail is not latch:  # the now unreachable jump back
                 tail.preds = []
                 body.preds = [p for p in body.preds if p is not tail]
             changed = True
     return changed
+
+
+def unrotate_compound_loop(cfg: CFG) -> bool:
+    """Undo one loop rotation whose test spans several blocks (``while a or b:``).
+
+    The copy of the test at the end of the body is matched block by block against
+    the test before the loop: the same instructions, conditional jumps of the same or
+    the opposite sense whose targets correspond (the same block, two copies of one
+    exit, or a lone jump to the same block).  The copy is then replaced by a jump back
+    to the first test, as `unrotate_loops` does for a test in one block.
+    """
+    by_operand = {}
+    for block in cfg.blocks:
+        if block.last.op in TESTS + OR_POP and len(block.instrs) > 1:
+            by_operand.setdefault(key(block.instrs[-2]), []).append(block)
+    for group in by_operand.values():
+        for head in group:
+            for latch in group:
+                if latch.index <= head.index:
+                    continue
+                k = test_length(head, latch)
+                if not k or not starts_statement(head, len(head.instrs) - 1 - k) \
+                        or not starts_statement(latch, len(latch.instrs) - 1 - k):
+                    continue
+                pairs = match_test(head, len(head.instrs) - 1 - k, latch, len(latch.instrs) - 1 - k)
+                if pairs is None or len(pairs) < 2:
+                    continue
+                exits = [t for t in terminals(pairs) if t not in cfg.dom.get(latch, ())]
+                head = replace_test_copy(cfg, head, len(head.instrs) - 1 - k, latch, len(latch.instrs) - 1 - k,
+                                         pairs)
+                if len(exits) == 1:
+                    cfg.loop_tests[head] = exits[0]
+                return True
+    return False
+
+
+def starts_statement(block: Block, index: int) -> bool:
+    """Whether the stack is empty before ``block.instrs[index]``, as far as the code around tells.
+
+    Within a block, ``test_length`` only starts after a statement; a block start counts
+    when everything that leads there ends a statement or pops a test.
+    """
+    if index:
+        return True
+    for pred in block.preds:
+        ins = pred.instrs
+        if ins[-1].op in STATEMENT_ENDS or (ins[-1].op == "JUMP" and (len(ins) == 1 or ins[-2].op in STATEMENT_ENDS)):
+            continue
+        if ins[-1].op in TESTS and (len(ins) == 1 or ins[-2].op != "COPY"):
+            continue  # ``x or y`` as a value keeps a copy of ``x`` on the stack
+        return False
+    return True
+
+
+def key(ins: Instr):
+    return ins.op, type(ins.arg).__name__, repr(ins.arg)
+
+
+def match_test(head: Block, head_start: int, latch: Block, latch_start: int):
+    """Head test block → the block of its copy, when the copy from ``latch`` repeats the test from ``head``."""
+    pairs = {}
+    copies = set()
+    todo = [(head, head_start, latch, latch_start)]
+    while todo:
+        h, hi, c, ci = todo.pop()
+        if h in pairs:
+            if pairs[h] is not c or (h is head and head_start) or (c is latch and latch_start):
+                return None  # a jump to the code before the test: not the same place
+            continue
+        if c in copies or c in pairs or len(pairs) > 20:
+            return None
+        if h is not head and not all(p in pairs or p is head for p in h.preds):
+            return None  # entered from elsewhere: not part of the test
+        pairs[h] = c
+        copies.add(c)
+        if h.last.op in OR_POP:  # ``x[:n or None]`` before 3.12
+            if c.last.op != h.last.op or not same_run(h.instrs[hi:-1], c.instrs[ci:-1]):
+                return None
+            todo.extend([(h.jump, 0, c.jump, 0), (h.fall, 0, c.fall, 0)])
+            continue
+        if h.last.op not in TESTS:  # part of an operand, e.g. ``x[:n or None]``: falls on
+            if h.jump is not None or h.fall is None or c.jump is not None or h.last.op in TERMINAL \
+                    or not same_run(h.instrs[hi:], c.instrs[ci:]):
+                return None
+            todo.append((h.fall, 0, c.fall, 0))
+            continue
+        if not same_run(h.instrs[hi:-1], c.instrs[ci:-1]):
+            return None
+        if c.last.op == h.last.op:
+            arms = [(h.jump, c.jump), (h.fall, c.fall)]
+        elif c.last.op == OPPOSITE.get(h.last.op):
+            arms = [(h.jump, c.fall), (h.fall, c.jump)]
+        else:
+            return None
+        for target, copy in arms:
+            if target is None or copy is None:
+                return None
+            if same_exit(through_jumps(copy), through_jumps(target)):
+                continue  # both leave the test for the same place
+            if target in copies:
+                return None
+            todo.append((target, 0, copy, 0))
+    if any(p in copies for h in pairs for p in h.preds):
+        return None  # the test and its copy overlap
+    for c in copies:
+        if c is not latch and not all(p in copies for p in c.preds):
+            return None  # the copy is entered from elsewhere: it must stay
+    return pairs
+
+
+def through_jumps(block: Block) -> Block:
+    """Where ``block`` leads when it is a lone jump (or a few in a row)."""
+    for _ in range(4):
+        if len(block.instrs) != 1 or block.last.op != "JUMP" or block.jump is None:
+            break
+        block = block.jump
+    return block
+
+
+def terminals(pairs) -> List[Block]:
+    """Where the test whose blocks are ``pairs``' keys leads: the loop's body and its exit."""
+    found: List[Block] = []
+    for block in pairs:
+        for succ in block.succs():
+            if succ not in pairs and succ not in found:
+                found.append(succ)
+    return found
+
+
+def split_shared_headers(cfg: CFG) -> bool:
+    """Give ``while True:`` its own header when its body starts with a (3.10+ rotated) ``while cond:``.
+
+    Both loops jump back to the inner loop's test.  The jumps that come from after the
+    inner loop (reachable from its exit without passing the test) belong to the outer
+    loop: they are sent to a new lone jump placed before the test, which heads the outer loop.
+    """
+    changed = False
+    for head, exit in list(cfg.loop_tests.items()):
+        if head not in cfg.blocks or exit not in cfg.blocks or head is cfg.entry:
+            continue
+        after: Set[Block] = set()
+        work = [exit]
+        while work:
+            block = work.pop()
+            if block in after or block is head:
+                continue
+            after.add(block)
+            work.extend(block.succs())
+        outer = [p for p in head.preds if p in after and head in cfg.dom.get(p, ())]
+        if not outer or any(b.handler is not None and b.handler.target == head.start for b in cfg.blocks):
+            continue
+        entries = [p for p in head.preds if head not in cfg.dom.get(p, ())]
+        if not entries or len(outer) + len(entries) == len(head.preds):
+            continue  # nothing left for the inner loop
+        jump = Instr("JUMP", None, head.start, head.start, head.instrs[0].line, head.handler, "JUMP")
+        top = Block(0, [jump], jump=head, handler=head.handler, catch=head.catch)
+        for pred in outer + entries:
+            if pred.fall is head:
+                if cfg.blocks.index(pred) + 1 != cfg.blocks.index(head):
+                    return changed  # falls in from elsewhere in the layout: leave it
+                pred.fall = top
+            if pred.jump is head:
+                pred.jump = top
+            top.preds.append(pred)
+        head.preds = [p for p in head.preds if p not in top.preds] + [top]
+        cfg.blocks.insert(cfg.blocks.index(head), top)
+        cfg.renumber()
+        changed = True
+    return changed
+
+
+def replace_test_copy(cfg: CFG, head: Block, head_start: int, latch: Block, latch_start: int, pairs) -> Block:
+    if head_start:  # the test shares its block with code before the loop
+        head = cfg.split(head, head_start)
+    dropped = [c for c in pairs.values() if c is not latch]
+    for c in dropped:  # lone jumps back that only the copy reached
+        for succ in c.succs():
+            if len(succ.instrs) == 1 and succ.last.op == "JUMP" and succ.preds == [c]:
+                dropped.append(succ)
+    for block in [latch] + dropped:
+        for succ in block.succs():
+            succ.preds = [p for p in succ.preds if p is not block]
+    for block in dropped:
+        for succ in block.succs():
+            if not succ.preds and not succ.succs() and succ in cfg.blocks:  # an exit copy only the copy reached
+                cfg.blocks.remove(succ)
+        cfg.blocks.remove(block)
+    anchor = latch.instrs[latch_start]
+    jump = Instr("JUMP", None, anchor.offset, head.start, anchor.line, latch.handler, "JUMP")
+    latch.instrs = latch.instrs[:latch_start] + [jump]
+    latch.fall, latch.jump = None, head
+    head.preds.append(latch)
+    cfg.renumber()
+    return head
 
 
 def rotated_copy(latch: Block, test: List[Instr], head: Block, body: Block, exit: Block) -> Optional[Block]:

@@ -319,7 +319,9 @@ class Simulator:
         if isinstance(value, v.Bindable):
             value.target = target
             return
-        self.emit(state, ast.Assign(targets=[target], value=value, type_comment=None))
+        stmt = ast.Assign(targets=[target], value=value, type_comment=None)
+        self.emit(state, stmt)
+        self.regroup(state, value, stmt)  # ``(a, b), (c, d) = x, y``
 
     def _store_name(self, ins: Instr, state: State) -> None:
         self.store(state, name(ins.arg, True))

@@ -57,6 +57,10 @@ class Structurer(LoopStructurer, ProtectedStructurer, MatchStructurer):
             for succ in block.succs():
                 if succ in cfg.dom.get(block, ()):
                     self.back_edges.setdefault(succ, []).append(block)
+        for block in cfg.blocks:
+            if block.instrs[0].op == "FOR_ITER" and len(block.instrs) == 1 and block not in self.back_edges:
+                # A ``for`` whose body always returns or breaks never loops back; it is a loop all the same.
+                self.back_edges[block] = []
 
     def error(self, reason: str, block: Optional[Block] = None) -> DecompilationError:
         ins = block.last if block is not None else None

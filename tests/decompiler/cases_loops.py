@@ -1,0 +1,59 @@
+"""Round-trip cases for loops and irregular control flow."""
+from typing import List
+
+from tests.decompiler.cases import Case
+
+CASES: List[Case] = [
+    # A for loop whose body always returns never jumps back to its header.
+    Case("loops_for_always_returns",
+         "def f(d):\n    for key in list(d):\n        value = d[key]\n        del d[key]\n        return key, value\n"
+         "    raise KeyError",
+         ["({1: 2, 3: 4},)", "({},)"]),
+    Case("loops_for_always_breaks",
+         "def f(xs):\n    r = None\n    for x in xs:\n        r = x * 2\n        break\n    else:\n        r = -1\n"
+         "    return r",
+         ["([3, 4],)", "([],)"]),
+    Case("loops_for_returns_or_raises",
+         "def f(xs):\n    for x in xs:\n        if x:\n            return x\n        raise ValueError(x)\n    return 'empty'",
+         ["([1],)", "([0],)", "([],)"]),
+    # ``break`` after statements, to code after the loop that returns.
+    Case("loops_break_to_returning_tail",
+         "def f(xs):\n    r = None\n    for x in xs:\n        if x:\n            r = x * 2\n            break\n"
+         "    else:\n        r = -1\n    return r",
+         ["([0, 3],)", "([0],)", "([],)"]),
+    # The values of ``a, b = x, y`` unpacked again: the swap keeps both on the stack.
+    Case("loops_nested_parallel_unpack",
+         "def f(x, y, z):\n    (a, b), (c, d) = x, y\n    e, (g, h) = z, x\n    (i, j), k = y, z\n"
+         "    return a, b, c, d, e, g, h, i, j, k",
+         ["((1, 2), (3, 4), 5)"]),
+    # 3.10+ rotate ``while a or b:``: the test is repeated at the end of the body.
+    Case("loops_while_compound_test",
+         "def f(a, b):\n    r = []\n    while a or b:\n        if a:\n            x = a.pop()\n        else:\n"
+         "            x = b.pop()\n        r.append(x)\n    return r",
+         ["([1, 2], [3])", "([], [])"]),
+    Case("loops_while_compound_test_in_for",
+         "def f(rows):\n    r = []\n    for xs, ys in rows:\n        if xs is None:\n            r.append(ys)\n"
+         "            continue\n        while xs and ys or not r:\n            r.append((xs.pop() if xs else 0, ys.pop()))\n"
+         "    return r",
+         ["([([1, 2], [3, 4, 5]), (None, 7)],)", "([([], [1])],)"]),
+    # A rotated test whose operands branch too (``x[:n or None]``); a test part-way
+    # through it must not be taken for the loop's.
+    Case("loops_while_test_with_operand_branch",
+         "def f(a, b):\n    post = 0\n    while a[:post or None] and b[:post or None] and a[post-1] == b[post-1]:\n"
+         "        post -= 1\n    return post",
+         ["('abc', 'xbc')", "('abc', 'abc')", "('', 'a')"]),
+    # Two loops whose tests and exits are the same: neither is a copy of the other's test.
+    Case("loops_twin_loops_same_break_test",
+         "def f(a, b, c):\n    r = []\n    if c:\n        while True:\n            line = a.pop()\n"
+         "            r.append(line)\n            if line == 0 or not line:\n                break\n    else:\n"
+         "        while True:\n            line = b.pop()\n            r.append(-line)\n"
+         "            if line == 0 or not line:\n                break\n    return r",
+         ["([0, 2, 1], [0, 5], 1)", "([3, 0], [0, 7], 0)"]),
+    # ``while True:`` whose body starts with ``while cond:``: both jump back to the inner test.
+    Case("loops_while_true_around_while",
+         "def f(items):\n    got = []\n    it = iter(items)\n    def g():\n        while True:\n"
+         "            while len(got) < 2 or not got[-1]:\n                try:\n                    got.append(next(it))\n"
+         "                except StopIteration:\n                    return\n            x = got.pop()\n"
+         "            yield (x, got and got[-1] or x)\n    return list(g())",
+         ["([1, 2, 0, 3, 4, 5],)", "([],)"]),
+]
