@@ -1,0 +1,14 @@
+"""Round-trip cases for try/except/finally and with statements, reduced from the standard library."""
+from typing import List
+
+from tests.decompiler.cases import Case
+
+CASES: List[Case] = [
+    Case("exc_try_except_finally_if_last",
+         "def f(a, b):\n    r = []\n    if a is not None:\n        if not b:\n            return None\n        try:\n"
+         "            if a == 1:\n                return r\n            x = 10 // a\n            if x == 5:\n"
+         "                r.append(x)\n        except ZeroDivisionError as e:\n            if b > 1:\n"
+         "                r.append('big')\n            elif e.args:\n                r.append('args')\n"
+         "        finally:\n            r.append('done')\n    return r",
+         ["(None, 1)", "(1, 0)", "(1, 1)", "(2, 1)", "(3, 1)", "(0, 2)", "(0, 1)"]),
+]
