@@ -11,4 +11,9 @@ CASES: List[Case] = [
          "                r.append('big')\n            elif e.args:\n                r.append('args')\n"
          "        finally:\n            r.append('done')\n    return r",
          ["(None, 1)", "(1, 0)", "(1, 1)", "(2, 1)", "(3, 1)", "(0, 2)", "(0, 1)"]),
+    Case("exc_raise_in_try_like_raise_after",
+         "def f(e):\n    try:\n        c = e[1:2]\n        if c in '123':\n            raise ValueError\n"
+         "        if len(e) == 2:\n            if c in 'ab':\n                raise KeyError('bad %s' % e)\n"
+         "            return ord(e[1])\n    except ValueError:\n        pass\n    raise KeyError('bad %s' % e)",
+         ["('x1',)", "('xa',)", "('xz',)", "('xzz',)"]),
 ]

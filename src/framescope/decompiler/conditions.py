@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Optional
 from framescope.decompiler import values as v
 from framescope.decompiler.cfg import Block
 from framescope.decompiler.normalize import same_exit as copies_of_one_exit
-from framescope.decompiler.normalize import same_run
+from framescope.decompiler.normalize import same_handling, same_run
 from framescope.decompiler.simulate import State
 from framescope.errors import DecompilationError
 
@@ -218,7 +218,7 @@ def same_exit(a: Optional[Block], a_state: State, b: Optional[Block]) -> bool:
         pops += 1
     if not pops or pops > len(a_state.stack) or b.succs() or a.succs():
         return False
-    return same_run(a.instrs[pops:], b.instrs)
+    return same_run(a.instrs[pops:], b.instrs) and same_handling(a, b)
 
 
 def fold(outer: Cond, side: str, inner: Cond) -> Optional[Cond]:

@@ -30,11 +30,26 @@ def same_run(a: List[Instr], b: List[Instr]) -> bool:
     return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
 
 
+#: Operations that cannot raise: where they run, the covering exception handler does not matter.
+NO_RAISE = frozenset({"LOAD_CONST", "RETURN_VALUE", "POP_TOP", "NOP", "JUMP"})
+
+
+def same_handling(a: Block, b: Block) -> bool:
+    """Whether an exception raised in ``a`` goes where one raised at the same place in ``b`` goes.
+
+    A ``raise`` inside a try body and its look-alike after the statement are not copies of one block.
+    """
+    if a.handler == b.handler:
+        return True
+    return all(ins.op in NO_RAISE for ins in a.instrs)
+
+
 def same_exit(a: Optional[Block], b: Optional[Block]) -> bool:
     """The same block, or two copies of one block that ends the function (3.11+ copies those)."""
     if a is b:
         return True
-    return a is not None and b is not None and not a.succs() and not b.succs() and same_run(a.instrs, b.instrs)
+    return (a is not None and b is not None and not a.succs() and not b.succs() and same_run(a.instrs, b.instrs)
+            and same_handling(a, b))
 
 
 def normalize(cfg: CFG) -> None:

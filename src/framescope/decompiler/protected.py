@@ -12,7 +12,7 @@ from framescope.decompiler import values as v
 from framescope.decompiler.cfg import Block, natural_loop, postdominators
 from framescope.decompiler.handlers import IMPLICIT, TRY, WITH, HandlerMap
 from framescope.decompiler.instructions import JUMPS, OR_POP_JUMPS, POP_JUMPS, Handler, Instr
-from framescope.decompiler.normalize import same_run
+from framescope.decompiler.normalize import same_handling, same_run
 from framescope.decompiler.opcodes import handler_entry_values
 from framescope.decompiler.simulate import ExceptEnd, State
 
@@ -324,7 +324,8 @@ class ProtectedStructurer:
         """Whether two blocks continue alike: the same block, or copies of one finally body."""
         if a is b:
             return True
-        if a is not None and b is not None and a.succs() == b.succs() and same_run(a.instrs, b.instrs):
+        if a is not None and b is not None and a.succs() == b.succs() and same_run(a.instrs, b.instrs) \
+                and same_handling(a, b):
             return True  # 3.12+ copies small blocks (``POP_EXCEPT; JUMP``) into each predecessor
         copies = self.cfg.finally_copies
         return a in copies and b in copies and copies[a] is copies[b]
