@@ -16,4 +16,13 @@ CASES: List[Case] = [
          "        if len(e) == 2:\n            if c in 'ab':\n                raise KeyError('bad %s' % e)\n"
          "            return ord(e[1])\n    except ValueError:\n        pass\n    raise KeyError('bad %s' % e)",
          ["('x1',)", "('xa',)", "('xz',)", "('xzz',)"]),
+    Case("exc_bare_raise_after_nested_try",
+         "def f(a, b):\n    r = []\n    try:\n        return 10 // a\n    except ZeroDivisionError:\n"
+         "        try:\n            r.append(1 // b)\n        except ZeroDivisionError:\n            pass\n        raise",
+         ["(1, 1)", "(0, 1)", "(0, 0)"]),
+    Case("exc_try_in_finally_of_return",
+         "def f(w, t):\n    got = False\n    try:\n        got = 10 // t\n        return got\n    finally:\n"
+         "        w.append(1)\n        if not got:\n            try:\n                w.remove(3)\n"
+         "            except ValueError:\n                pass",
+         ["([], 1)", "([3], 0)", "([], 0)", "([], 20)"], since=(3, 10)),
 ]

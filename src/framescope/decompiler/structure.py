@@ -141,7 +141,7 @@ class Structurer(LoopStructurer, ProtectedStructurer, MatchStructurer):
                 i += 1
                 if state.ended and state.tail is None:
                     i = self.name_cleanup(instrs, i, state)
-                    if i < len(instrs) - 1 and self.repeats_after(instrs[i:]):
+                    if (i < len(instrs) - 1 or is_bare_raise(instrs[i:])) and self.repeats_after(instrs[i:]):
                         # The clause is over but the block goes on with a copy of the code
                         # after the try statement.
                         state.tail = (block, i)
@@ -330,6 +330,12 @@ def releases(instrs) -> bool:
         else:
             return False
     return True
+
+
+def is_bare_raise(instrs) -> bool:
+    """A lone ``raise`` or the re-raise ending a ``finally`` (3.11+ copies such small exits after
+    ``POP_EXCEPT`` into an except clause)."""
+    return len(instrs) == 1 and instrs[0].op in ("RAISE_VARARGS", "RERAISE") and instrs[0].arg == 0
 
 
 def is_builtin_check(test: ast.expr) -> bool:
