@@ -25,4 +25,15 @@ CASES: List[Case] = [
          "        w.append(1)\n        if not got:\n            try:\n                w.remove(3)\n"
          "            except ValueError:\n                pass",
          ["([], 1)", "([3], 0)", "([], 0)", "([], 20)"], since=(3, 10)),
+    Case("exc_for_else_in_except_clause",
+         "def f(names, mro, pred):\n    results = []\n    for key in names:\n        try:\n            value = key[0]\n"
+         "        except IndexError:\n            for base in mro:\n                if key in base:\n"
+         "                    value = base[key]\n                    break\n            else:\n                continue\n"
+         "        if not pred or pred(value):\n            results.append((key, value))\n    return results",
+         ["(['ab', '', 'c'], [{'': 1}], None)", "(['ab', ''], [{}], len)", "(['x'], [], bool)"]),
+    Case("exc_break_in_except_in_loop_in_except",
+         "def f(rows):\n    out = []\n    try:\n        out.append(rows[0])\n    except IndexError:\n"
+         "        for r in rows or ['1', 'x', '2']:\n            try:\n                n = int(r)\n"
+         "            except ValueError:\n                break\n            out.append(n)\n    return out",
+         ["([],)", "(['5'],)"]),
 ]

@@ -49,11 +49,19 @@ class LoopStructurer:
         if not self.loops or not state.stack:
             return False
         loop = self.loops[-1]
-        if not isinstance(state.stack[-1], v.Iterator) or loop.exit is None or block.succs():
+        if not isinstance(state.stack[-1], v.Iterator) or loop.exit is None:
             return False
         if state.stack[-1] is not loop.iterator or len(state.stack) != loop.depth:
             return False  # e.g. ``return x`` in a loop: the iterator was swapped above the value
-        target = copied_tail(block.instrs[i + 1:], loop.exit)
+        tail = block.instrs[i + 1:]
+        seen = 0
+        while block.fall is not None and block.jump is None and block.fall.preds == [block] and seen < 10:
+            # The copy may span blocks: ``POP_EXCEPT`` of an enclosing clause starts a new one.
+            block, seen = block.fall, seen + 1
+            tail = tail + block.instrs
+        if block.succs():
+            return False
+        target = copied_tail(tail, loop.exit)
         return target is not None and (target is loop.brk or target is loop.exit)
 
     def loop_control(self, block: Block, stop: Optional[Block]) -> Optional[ast.stmt]:
@@ -146,7 +154,24 @@ class LoopStructurer:
             if block.catch is not None:
                 work.append(block.catch)
         dom = self.cfg.dom
-        return body | {b for b in self.cfg.blocks if b not in after and header in dom.get(b, ())}
+        return body | {b for b in self.cfg.blocks if b not in after and header in dom.get(b, ())
+                       and not self.ends_clause(header, b)}
+
+    def ends_clause(self, header: Block, block: Block) -> bool:
+        """``POP_EXCEPT`` then a jump on, ending an except clause that contains the loop.
+
+        Such a block belongs to the clause, not to the loop.  The clause is the innermost
+        handler dominating the block; a ``break`` out of an except clause inside the loop
+        ends a clause that does not dominate the loop's header.
+        """
+        if block.instrs[0].op != "POP_EXCEPT" or block.last.op != "JUMP":
+            return False
+        dom = self.cfg.dom
+        entries = [b for b in dom.get(block, ()) if b is not block and not b.preds and b is not self.cfg.entry]
+        if not entries:
+            return False
+        clause = max(entries, key=lambda b: len(dom.get(b, ())))
+        return clause in dom.get(header, ())
 
     def for_loop(self, header: Block, body: Set[Block], state: State) -> Optional[Block]:
         iterator = state.stack[-1] if state.stack else None
