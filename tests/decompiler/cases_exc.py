@@ -36,4 +36,12 @@ CASES: List[Case] = [
          "        for r in rows or ['1', 'x', '2']:\n            try:\n                n = int(r)\n"
          "            except ValueError:\n                break\n            out.append(n)\n    return out",
          ["([],)", "(['5'],)"]),
+    Case("exc_return_from_try_in_except_clause",
+         "def f(path, make):\n    try:\n        len(path)\n    except TypeError:\n        try:\n"
+         "            return make(path)\n        except KeyError:\n            pass\n    raise ValueError('clash: %s' % path)",
+         ["('a', str)", "(1, str)", "(1, {}.__getitem__)"]),
+    Case("exc_return_from_try_in_named_except_clause",
+         "def f(path, make):\n    try:\n        len(path)\n    except TypeError as e:\n        try:\n"
+         "            return make(path, type(e))\n        except KeyError:\n            pass\n    raise ValueError('clash: %s' % path)",
+         ["('a', max)", "(1, max)", "(1, {}.get)", "(1, {}.__getitem__)"]),
 ]

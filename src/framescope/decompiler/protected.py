@@ -303,8 +303,12 @@ class ProtectedStructurer:
             if end in self.cfg.finally_copies:  # the finally body runs before the return: skip it
                 end = self.cfg.finally_after[end]
                 continue
-            for ins in end.instrs[:-1]:
-                self.sim.step(ins, state)
+            i = 0
+            while i < len(end.instrs) - 1:
+                self.sim.step(end.instrs[i], state)
+                i += 1
+                if end.instrs[i - 1].op == "POP_EXCEPT":  # leaving ``except E as name``: its clean-up
+                    i = self.name_cleanup(end.instrs, i, state)
             last = end.last
             if last.op in ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE"):
                 self.sim.step(last, state)
@@ -485,6 +489,12 @@ def strip_name_cleanup(body: List[ast.stmt], name: Optional[str]) -> List[ast.st
             stmt.body = strip_name_cleanup(stmt.body, name) or [ast.Pass()]
             if getattr(stmt, "orelse", None):
                 stmt.orelse = strip_name_cleanup(stmt.orelse, name)
+        if isinstance(stmt, ast.Try):  # a return inside a nested try releases this clause's exception
+            stmt.body = strip_name_cleanup(stmt.body, name) or [ast.Pass()]
+            for handler in stmt.handlers:
+                handler.body = strip_name_cleanup(handler.body, name) or [ast.Pass()]
+            stmt.orelse = strip_name_cleanup(stmt.orelse, name)
+            stmt.finalbody = strip_name_cleanup(stmt.finalbody, name)
         if isinstance(stmt, ExceptEnd):
             skip = 2 if name else 0
             if name and len(out) >= 2 and is_name_reset(out[-2], name, 2) and is_name_reset(out[-1], name, 1):
