@@ -44,4 +44,8 @@ CASES: List[Case] = [
          "def f(path, make):\n    try:\n        len(path)\n    except TypeError as e:\n        try:\n"
          "            return make(path, type(e))\n        except KeyError:\n            pass\n    raise ValueError('clash: %s' % path)",
          ["('a', max)", "(1, max)", "(1, {}.get)", "(1, {}.__getitem__)"]),
+    Case("exc_finally_starting_with_try_finally",
+         "def f(s):\n    try:\n        s.append(1)\n    finally:\n        try:\n            if s[0]:\n"
+         "                s.append(2)\n        finally:\n            s.append(3)\n    return s",
+         ["([0],)", "([1],)", "([],)", "(None,)"], since=(3, 11)),
 ]

@@ -84,7 +84,10 @@ def mark_finally_copies(cfg: CFG) -> bool:
         if hmap.kind(handler) != TRY:
             continue
         first = 1 if hblock.instrs[0].op == "PUSH_EXC_INFO" else 0
-        rest = [ins.op for ins in hblock.instrs[first:]]
+        start = hblock
+        if first == len(hblock.instrs) and hblock.fall is not None:
+            start, first = hblock.fall, 0  # the finally body starts with a nested try: a block of its own
+        rest = [ins.op for ins in start.instrs[first:]]
         if rest and rest[0] == "POP_TOP":
             continue  # a bare except clause
         if any(op in ("CHECK_EXC_MATCH", "EXC_MATCH", "POP_EXCEPT") for op in rest):
@@ -95,7 +98,7 @@ def mark_finally_copies(cfg: CFG) -> bool:
             for exit in block.succs():
                 if hmap.covers(exit, handler) or exit in cfg.finally_copies:
                     continue
-                end = match_copy(hblock, first, exit)
+                end = match_copy(start, first, exit)
                 if end is None:
                     continue
                 after_block, index = end

@@ -164,8 +164,12 @@ class ProtectedStructurer:
         if hblock.instrs[0].op == "PUSH_EXC_INFO":
             self.sim.step(hblock.instrs[0], entry)
             first = 1
-        if self.is_finally(hblock, first, entry):
-            return self.finally_stmt(body_state, body_end, hblock, first, entry, handler, state)
+        if first == len(hblock.instrs) and hblock.fall is not None:
+            # A handler whose code starts with a nested try: that try's range starts a new block.
+            if self.is_finally(hblock.fall, 0, entry):
+                return self.finally_stmt(body_state, body_end, hblock, entry, handler, state, hblock.fall, 0)
+        elif self.is_finally(hblock, first, entry):
+            return self.finally_stmt(body_state, body_end, hblock, entry, handler, state, hblock, first)
         self.after_try.append(follow_jumps(body_end))
         try:
             handlers, ends, states = self.except_clauses(hblock, first, entry, handler.depth)
@@ -395,10 +399,11 @@ class ProtectedStructurer:
                 return handlers, ends, states
             block, first = block.jump, 0
 
-    def finally_stmt(self, body_state: State, body_end: Optional[Block], hblock: Block, first: int,
-                     entry: State, handler: Handler, state: State) -> Optional[Block]:
+    def finally_stmt(self, body_state: State, body_end: Optional[Block], hblock: Block, entry: State,
+                     handler: Handler, state: State, start: Block, first: int) -> Optional[Block]:
+        """The ``finally`` whose handler is ``hblock``; its code starts at ``start`` (``first`` on)."""
         final_state = State(entry.stack)
-        self.walk(hblock, None, final_state, first)
+        self.walk(start, None, final_state, first)
         final = strip_reraise(final_state.stmts)
         if final is None:
             raise self.error("finally block does not re-raise", hblock)
