@@ -48,4 +48,9 @@ CASES: List[Case] = [
          "def f(s):\n    try:\n        s.append(1)\n    finally:\n        try:\n            if s[0]:\n"
          "                s.append(2)\n        finally:\n            s.append(3)\n    return s",
          ["([0],)", "([1],)", "([],)", "(None,)"], since=(3, 11)),
+    Case("exc_if_first_in_try_after_condition",
+         "def f(obj, mods):\n    for name, m in mods:\n        if name == 'a' or m is None:\n            continue\n"
+         "        try:\n            if m[0] is obj:\n                return name\n        except IndexError:\n"
+         "            pass\n    return 'main'",
+         ["(1, [('a', [1]), ('b', None), ('c', []), ('d', [1])])", "(2, [('d', [1])])"]),
 ]
