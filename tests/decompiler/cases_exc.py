@@ -53,4 +53,12 @@ CASES: List[Case] = [
          "        try:\n            if m[0] is obj:\n                return name\n        except IndexError:\n"
          "            pass\n    return 'main'",
          ["(1, [('a', [1]), ('b', None), ('c', []), ('d', [1])])", "(2, [('d', [1])])"]),
+    Case("exc_return_in_finally",
+         "def f(s, e):\n    try:\n        if s:\n            s.pop()\n    finally:\n        if e == 1:\n"
+         "            s.append(e)\n            return\n        s.append(2)\n    return s",
+         ["([1, 2], 1)", "([1, 2], 0)", "([], 1)", "(None, 1)", "(None, 0)"], since=(3, 9)),
+    Case("exc_return_value_in_finally",
+         "def f(s, e):\n    try:\n        if s:\n            s.pop()\n    finally:\n        if e == 1:\n"
+         "            s.append(e)\n            return len(s)\n        s.append(2)\n    return s",
+         ["([1, 2], 1)", "([1, 2], 0)", "([], 1)", "(None, 1)", "(None, 0)"], since=(3, 11)),
 ]

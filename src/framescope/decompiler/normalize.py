@@ -146,7 +146,11 @@ def match_copy(hblock: Block, first: int, start: Block):
                 break
             n_ins = nb.instrs[ni]
             if not same(h_ins, n_ins):
-                return None
+                skip = release_run(hb, hi)
+                if skip is None or not same(skip[0].instrs[skip[1]], n_ins):
+                    return None
+                hb, hi = skip  # a return in the finally body releases the exception first
+                continue
             if h_ins.op in TERMINAL:
                 break
             if h_ins.op == "JUMP":
@@ -166,6 +170,24 @@ def match_copy(hblock: Block, first: int, start: Block):
     if len(ends) != 1:  # copies of one terminal tail (3.11+ duplicates them) count as one end
         return None
     return end_pos
+
+
+def release_run(block: Block, index: int):
+    """Where the code goes on, (block, index), after it drops the handled exception from ``index`` on.
+
+    A ``return`` in a ``finally`` body pops the exception and ``POP_EXCEPT``s (with ``SWAP``s
+    around a return value) before returning; its copy on the normal path has none of that.
+    None when the code at ``index`` does something else.
+    """
+    start = (block, index)
+    seen = 0
+    while block is not None and block.instrs[index].op in ("SWAP", "POP_TOP") and seen < 10:
+        block, index = advance(block, index)
+        seen += 1
+    if block is None or (block, index) == start or block.instrs[index].op != "POP_EXCEPT":
+        return None
+    block, index = advance(block, index)
+    return (block, index) if block is not None else None
 
 
 STATEMENT_ENDS = ("STORE_FAST", "STORE_NAME", "STORE_GLOBAL", "STORE_DEREF", "STORE_ATTR", "STORE_SUBSCR",

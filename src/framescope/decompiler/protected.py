@@ -404,7 +404,8 @@ class ProtectedStructurer:
         """The ``finally`` whose handler is ``hblock``; its code starts at ``start`` (``first`` on)."""
         final_state = State(entry.stack)
         self.walk(start, None, final_state, first)
-        final = strip_reraise(final_state.stmts)
+        # A return in the finally body releases the exception first: no statement of the source.
+        final = strip_reraise(strip_name_cleanup(final_state.stmts, None))
         if final is None:
             raise self.error("finally block does not re-raise", hblock)
         after = None
