@@ -61,4 +61,9 @@ CASES: List[Case] = [
          "def f(s, e):\n    try:\n        if s:\n            s.pop()\n    finally:\n        if e == 1:\n"
          "            s.append(e)\n            return len(s)\n        s.append(2)\n    return s",
          ["([1, 2], 1)", "([1, 2], 0)", "([], 1)", "(None, 1)", "(None, 0)"], since=(3, 11)),
+    Case("exc_return_in_finally_after_try",
+         "def f(s, e):\n    try:\n        if s:\n            s.pop()\n    finally:\n        if e == 1:\n"
+         "            if s:\n                try:\n                    s.remove(0)\n                except ValueError:\n"
+         "                    pass\n            s.append(0)\n            return\n        s.append(2)\n    return s",
+         ["([0, 1, 2], 1)", "([1, 2], 1)", "([1, 2], 0)", "([], 1)", "(None, 1)", "(None, 0)"], since=(3, 9)),
 ]

@@ -145,6 +145,14 @@ def match_copy(hblock: Block, first: int, start: Block):
                 end_pos = (nb, ni)
                 break
             n_ins = nb.instrs[ni]
+            if (h_ins.op == "JUMP") != (n_ins.op == "JUMP"):
+                # One side jumps where the other falls through (the layouts differ): look through it.
+                if h_ins.op == "JUMP" and hb.jump is not None and hi == len(hb.instrs) - 1:
+                    hb, hi = hb.jump, 0
+                    continue
+                if n_ins.op == "JUMP" and nb.jump is not None and ni == len(nb.instrs) - 1:
+                    nb, ni = nb.jump, 0
+                    continue
             if not same(h_ins, n_ins):
                 skip = release_run(hb, hi)
                 if skip is None or not same(skip[0].instrs[skip[1]], n_ins):
