@@ -66,4 +66,8 @@ CASES: List[Case] = [
          "            if s:\n                try:\n                    s.remove(0)\n                except ValueError:\n"
          "                    pass\n            s.append(0)\n            return\n        s.append(2)\n    return s",
          ["([0, 1, 2], 1)", "([1, 2], 1)", "([1, 2], 0)", "([], 1)", "(None, 1)", "(None, 0)"], since=(3, 9)),
+    Case("exc_finally_that_raises_in_except_clause",
+         "def f(s):\n    try:\n        s.pop()\n    except IndexError:\n        try:\n            s.append(1)\n"
+         "        finally:\n            raise\n    finally:\n        s.append(2)\n    return s",
+         ["([1],)", "([],)", "(None,)"], since=(3, 9)),
 ]

@@ -102,7 +102,9 @@ def mark_finally_copies(cfg: CFG) -> bool:
                 if end is None:
                     continue
                 after_block, index = end
-                if 0 < index < len(after_block.instrs):
+                if after_block is None:
+                    after = None
+                elif 0 < index < len(after_block.instrs):
                     after = cfg.split(after_block, index)
                     changed = True
                 elif index == 0:
@@ -175,6 +177,10 @@ def match_copy(hblock: Block, first: int, start: Block):
         else:
             if hb is not None or nb is not None:
                 return None
+    if steps > 5000:
+        return None
+    if not ends:
+        return None, 0  # a finally body that never completes (it raises or returns)
     if len(ends) != 1:  # copies of one terminal tail (3.11+ duplicates them) count as one end
         return None
     return end_pos

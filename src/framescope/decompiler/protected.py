@@ -452,6 +452,8 @@ def strip_reraise(body: List[ast.stmt]) -> Optional[List[ast.stmt]]:
     if not body:
         return None
     last = body[-1]
+    if isinstance(last, (ast.Raise, ast.Return)) and not getattr(last, "_framescope_reraise", False):
+        return body  # the finally body never completes (its re-raise is unreachable)
     if isinstance(last, ast.Raise) and last.exc is None:
         body = body[:-1]
         if body and isinstance(body[-1], ast.If):  # an arm that re-raised before the shared end

@@ -852,7 +852,9 @@ class Simulator:
         state.push(v.ExcMatch(exc_type))
 
     def op_RERAISE(self, ins: Instr, state: State) -> None:
-        self.emit(state, ast.Raise(exc=None, cause=None))
+        node = ast.Raise(exc=None, cause=None)
+        node._framescope_reraise = True  # the end of a finally body, not a ``raise`` of the source
+        self.emit(state, node)
 
     def op_SETUP_FINALLY(self, ins: Instr, state: State) -> None:
         pass
