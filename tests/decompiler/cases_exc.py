@@ -70,4 +70,8 @@ CASES: List[Case] = [
          "def f(s):\n    try:\n        s.pop()\n    except IndexError:\n        try:\n            s.append(1)\n"
          "        finally:\n            raise\n    finally:\n        s.append(2)\n    return s",
          ["([1],)", "([],)", "(None,)"], since=(3, 9)),
+    Case("exc_named_clause_deletes_its_name_then_finally",
+         "def f(s):\n    args = 1\n    try:\n        s.pop()\n    except Exception as exc:\n        exc.args = ()\n"
+         "        del exc\n        s.append(1)\n    finally:\n        args = None\n    return s, args",
+         ["([1],)", "([],)"]),
 ]

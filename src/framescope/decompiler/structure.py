@@ -149,6 +149,9 @@ class Structurer(LoopStructurer, ProtectedStructurer, MatchStructurer):
             if matched is not None:  # a match statement: go on after it
                 block = matched[0]
                 continue
+            if i == len(instrs) and block.fall is not None and block.jump is None:
+                block = block.fall  # the clause's name clean-up ran to the end of the block
+                continue
             last = block.last
             if last.op == "POP_TOP" and self.is_break_copy(block, len(instrs) - 1, state):
                 state.stmts.append(ast.Break())
