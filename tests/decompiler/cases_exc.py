@@ -74,4 +74,9 @@ CASES: List[Case] = [
          "def f(s):\n    args = 1\n    try:\n        s.pop()\n    except Exception as exc:\n        exc.args = ()\n"
          "        del exc\n        s.append(1)\n    finally:\n        args = None\n    return s, args",
          ["([1],)", "([],)"]),
+    Case("exc_nested_clauses_end_with_the_function",
+         "def f(s, log):\n    try:\n        s.pop()\n    except KeyError:\n        raise\n"
+         "    except BaseException as exc:\n        try:\n            s.append(len(exc.args))\n        except KeyError:\n"
+         "            raise\n        except BaseException:\n            log.append(1)",
+         ["([1], [])", "([], [])", "(None, [])", "({}, [])"]),
 ]

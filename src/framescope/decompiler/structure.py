@@ -101,7 +101,8 @@ class Structurer(LoopStructurer, ProtectedStructurer, MatchStructurer):
                     if loop_jump is not None:
                         state.stmts.append(loop_jump)
                         return None
-                if block.instrs[0].op == "POP_EXCEPT" and block.last.op in ("RETURN_VALUE", "RAISE_VARARGS"):
+                if (block.instrs[0].op == "POP_EXCEPT" and block.last.op in ("RETURN_VALUE", "RAISE_VARARGS")
+                        and not (self.after_try and self.same_place(block, self.after_try[-1]))):
                     # A return from nested except clauses releases each one's exception in turn.
                     for ins in block.instrs:
                         self.sim.step(ins, state)
