@@ -9,4 +9,10 @@ CASES: List[Case] = [
          ["({'a': 1, 'b': 2}, 1)", "({'a': 1, 'b': 2}, 0)", "({'': 1, 'a': 3, 'b': 2}, '')"]),
     Case("py314_or_and_value", "def f(m, n):\n    x = (m or n) and 'b'\n    return x",
          ["(1, 0)", "(0, 0)", "(0, 2)", "('', [])"]),
+    # 3.11+ copies the short return after a conditional value into both of its arms.
+    Case("py314_conditional_in_returned_tuple",
+         "def f(s):\n    a, d, b = s.partition('=')\n    return a, (b if d else None)", ["('x=1',)", "('x',)"]),
+    Case("py314_conditional_argument_returned",
+         "def f(x, c):\n    return max(x, -x if c else 0)", ["(3, 1)", "(-3, 0)", "(2, 0)"]),
+    Case("py314_boolean_in_returned_tuple", "def f(a, b):\n    return a, (b or None), 1", ["(1, 0)", "(1, 2)"]),
 ]
