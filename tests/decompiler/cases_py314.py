@@ -15,4 +15,8 @@ CASES: List[Case] = [
     Case("py314_conditional_argument_returned",
          "def f(x, c):\n    return max(x, -x if c else 0)", ["(3, 1)", "(-3, 0)", "(2, 0)"]),
     Case("py314_boolean_in_returned_tuple", "def f(a, b):\n    return a, (b or None), 1", ["(1, 0)", "(1, 2)"]),
+    # 3.12+ copies a lambda's return into both arms of its conditional expression.
+    Case("py314_lambda_conditional",
+         "def f(x):\n    g = lambda p: -1.0 + p ** 0.5 if p < 1 / 2 else (1.0 if p > 2 else p * 2)\n    return g(x)",
+         ["(0.25,)", "(3,)", "(1,)"]),
 ]
