@@ -19,4 +19,12 @@ CASES: List[Case] = [
     Case("py314_lambda_conditional",
          "def f(x):\n    g = lambda p: -1.0 + p ** 0.5 if p < 1 / 2 else (1.0 if p > 2 else p * 2)\n    return g(x)",
          ["(0.25,)", "(3,)", "(1,)"]),
+    # 3.14 keeps ``__exit__`` and its ``self`` on the stack: a return awaits the exit first.
+    Case("py314_async_with_return",
+         "class CM:\n    async def __aenter__(self):\n        return self\n"
+         "    async def __aexit__(self, *exc):\n        return False\n"
+         "async def g(x):\n    return x * 2\n"
+         "def f(x):\n    async def h(cm):\n        async with cm:\n            return await g(x)\n"
+         "    co = h(CM())\n    try:\n        co.send(None)\n    except StopIteration as stop:\n        return stop.value",
+         ["(2,)", "('a',)"]),
 ]
