@@ -36,4 +36,11 @@ CASES: List[Case] = [
          "                    x = items.pop()\n                except (EOFError, KeyError):\n"
          "                    return None, None, False\n    except SyntaxError as e:\n        raise\n    return 1",
          ["([1, 2],)", "([],)", "(set([1, 2]),)"], since=(3, 14)),
+    # An except clause that goes on after the try, in a loop left only by return or continue.
+    # (3.8-3.10 mark no stack depth on the clause's code: not handled there yet.)
+    Case("py314_clause_in_while_true_falls_through",
+         "def f(items):\n    out = []\n    while True:\n        try:\n            payload = {'reply': items.pop()}\n"
+         "        except IndexError:\n            payload = {'signal': 'EOF'}\n        except Exception as exc:\n"
+         "            out.append(str(exc))\n            continue\n        out.append(payload)\n        return out",
+         ["([1],)", "([],)", "([1, None][1:] + [1],)"], since=(3, 11)),
 ]
