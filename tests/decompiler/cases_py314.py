@@ -43,4 +43,9 @@ CASES: List[Case] = [
          "        except IndexError:\n            payload = {'signal': 'EOF'}\n        except Exception as exc:\n"
          "            out.append(str(exc))\n            continue\n        out.append(payload)\n        return out",
          ["([1],)", "([],)", "([1, None][1:] + [1],)"], since=(3, 11)),
+    # A try around a loop left only by break: 3.14 breaks straight into the finally code.
+    Case("py314_try_finally_around_while_true",
+         "def f(items):\n    log = []\n    try:\n        while True:\n            log.append(items.pop())\n"
+         "            if len(log) > 2:\n                break\n    finally:\n        log.append('end')\n    return log",
+         ["([1, 2, 3, 4],)", "([1],)"]),
 ]

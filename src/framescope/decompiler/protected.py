@@ -76,6 +76,10 @@ class ProtectedStructurer:
         loop = natural_loop(header, self.back_edges[header])
         if self.hmap.block(handler) in loop:
             return True
+        if all(self.hmap.covers(b, handler) for b in loop):
+            # The whole loop is protected, back edges included: a try around a loop left
+            # only by ``break`` (3.14 jumps straight to the finally code after it).
+            return False
         return all(b in loop for b in self.cfg.blocks if b.handler is not None and self.hmap.covers(b, handler))
 
     def protected(self, block: Block, handler: Handler, state: State) -> Optional[Block]:
