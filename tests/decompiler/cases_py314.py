@@ -48,4 +48,12 @@ CASES: List[Case] = [
          "def f(items):\n    log = []\n    try:\n        while True:\n            log.append(items.pop())\n"
          "            if len(log) > 2:\n                break\n    finally:\n        log.append('end')\n    return log",
          ["([1, 2, 3, 4],)", "([1],)"]),
+    # A try whose body is only a test: the test is not part of the loop's condition.
+    # (3.10 lays the break out through POP_BLOCK, a shape not handled yet.)
+    Case("py314_try_test_in_while",
+         "class CM:\n    def __enter__(self):\n        return self\n    def __exit__(self, *exc):\n        return False\n"
+         "def f(items):\n    out = []\n    with CM():\n        while len(out) < 5:\n            try:\n"
+         "                if not (x := items.pop()):\n                    break\n            except IndexError:\n"
+         "                out.append('empty')\n                continue\n            out.append(x)\n    return out",
+         ["([0, 1, 2],)", "([],)", "([0],)"], since=(3, 11)),
 ]

@@ -196,6 +196,8 @@ def is_test_block(st: "Structurer", block: Block, consumed) -> bool:
         return False
     if any(p not in consumed for p in block.preds):
         return False
+    if any(p.handler != block.handler for p in block.preds):
+        return False  # the test starts (or ends) a protected region: a statement of its own
     if block in st.back_edges:
         return False
     if any(b.handler != block.handler for b in consumed):
