@@ -196,6 +196,8 @@ def is_test_block(st: "Structurer", block: Block, consumed) -> bool:
         return False
     if any(p not in consumed for p in block.preds):
         return False
+    if any(p.handler != block.handler for p in block.preds):
+        return False  # the test starts (or ends) a protected region: a statement of its own
     if block in st.back_edges:
         return False
     if any(b.handler != block.handler for b in consumed):
@@ -226,7 +228,7 @@ def fold(outer: Cond, side: str, inner: Cond) -> Optional[Cond]:
     a, b = outer.expr, inner.expr
     if side == "true":
         if same_exit(outer.false_block, outer.false_state, inner.false_block) and \
-                inner.false_kept == outer.false_kept:
+                same_keeping(outer.false_kept, inner.false_kept, inner.false_block, inner.false_state):
             expr = boolop(ast.And(), a, b)
             return rebuild(expr, outer, inner.true_block, inner.true_state, inner.true_kept,
                            inner.false_block, inner.false_state, inner.false_kept)
@@ -236,7 +238,8 @@ def fold(outer: Cond, side: str, inner: Cond) -> Optional[Cond]:
             return rebuild(expr, outer, inner.false_block, inner.false_state, inner.false_kept,
                            inner.true_block, inner.true_state, False)
         return None
-    if same_exit(outer.true_block, outer.true_state, inner.true_block) and inner.true_kept == outer.true_kept:
+    if same_exit(outer.true_block, outer.true_state, inner.true_block) and \
+            same_keeping(outer.true_kept, inner.true_kept, inner.true_block, inner.true_state):
         expr = boolop(ast.Or(), a, b)
         return rebuild(expr, outer, inner.true_block, inner.true_state, inner.true_kept,
                        inner.false_block, inner.false_state, inner.false_kept)
@@ -246,6 +249,20 @@ def fold(outer: Cond, side: str, inner: Cond) -> Optional[Cond]:
         return rebuild(expr, outer, inner.false_block, inner.false_state, False,
                        inner.true_block, inner.true_state, inner.true_kept)
     return None
+
+
+def same_keeping(outer_kept: bool, inner_kept: bool, block: Optional[Block], inner_state: State) -> bool:
+    """Whether two arms reaching one block leave the same kind of value on the stack.
+
+    3.14 threads the jump of ``a`` in ``a and b or c`` (and ``(a or b) and c``): the
+    kept ``a`` fails the next test for sure, so its jump goes straight to where that
+    test's arm pops the value and computes ``c``.  Where the block pops the value
+    first, a kept copy and a popped one are the same.
+    """
+    if outer_kept == inner_kept:
+        return True
+    return (outer_kept and block is not None and block.instrs[0].op == "POP_TOP"
+            and bool(inner_state.stack) and isinstance(inner_state.stack[-1], Popped))
 
 
 def rebuild(expr, outer: Cond, true_block, true_state, true_kept, false_block, false_state, false_kept) -> Cond:

@@ -92,12 +92,31 @@ def nested(func: v.Function, target: Any = None, iterator: Optional[v.Iterator] 
 
 
 def lambda_expr(code: CodeType, func: v.Function) -> ast.Lambda:
-    body = clean_body(body_of(code))
-    if len(body) != 1 or not isinstance(body[0], ast.Return):
+    value = returned_expr(clean_body(body_of(code)))
+    if value is None:
         raise DecompilationError("lambda body is not one expression", code_name=code.co_name)
     args = arguments(code, tuple_items(func.defaults), dict_items(func.kwdefaults))
-    value = body[0].value
-    return ast.Lambda(args=args, body=value if value is not None else ast.Constant(value=None))
+    return ast.Lambda(args=args, body=value)
+
+
+def returned_expr(body: List[ast.stmt]) -> Optional[ast.expr]:
+    """The one expression a body of returns computes, or None.
+
+    3.12+ copies the ``RETURN_VALUE`` of a lambda into both arms of a conditional
+    expression, so ``lambda p: a if p else b`` reads as ``if p: return a`` then
+    ``return b``.
+    """
+    if len(body) == 1 and isinstance(body[0], ast.Return):
+        value = body[0].value
+        return value if value is not None else ast.Constant(value=None)
+    if not body or not isinstance(body[0], ast.If):
+        return None
+    test = body[0]
+    then = returned_expr(test.body)
+    orelse = returned_expr(test.orelse if test.orelse else body[1:])
+    if then is None or orelse is None or (test.orelse and len(body) > 1):
+        return None
+    return ast.IfExp(test=test.test, body=then, orelse=orelse)
 
 
 def tuple_items(node: Any) -> List[ast.expr]:

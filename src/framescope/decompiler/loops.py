@@ -83,12 +83,14 @@ class LoopStructurer:
             return self.for_loop(header, body, state)
         return self.while_loop(header, body, state)
 
-    def exits(self, body: Set[Block], exit: Optional[Block], is_for: bool = False) -> Tuple[Optional[Block], Set[Block]]:
+    def exits(self, body: Set[Block], exit: Optional[Block], is_for: bool = False,
+              depth: Optional[int] = None) -> Tuple[Optional[Block], Set[Block]]:
         """The ``break`` target and the blocks that lead to it.
 
         The target is the exit other than ``exit`` that most jumps leave by, looking
         through blocks that only pop the loop's iterator and jump on; exits that end
-        in a return or raise are not breaks.
+        in a return or raise are not breaks, nor (given the loop's stack ``depth``)
+        blocks that run on a deeper stack, like an except clause of a try in the loop.
         """
         counts: Dict[Block, int] = {}
         via: Dict[Block, Set[Block]] = {}
@@ -127,6 +129,8 @@ class LoopStructurer:
                 if target is exit:
                     via.setdefault(target, set()).add(succ)
                     continue
+                if depth is not None and target.handler is not None and target.handler.depth > depth:
+                    continue  # runs on a deeper stack than the loop's: inside an except clause, not after the loop
                 counts[target] = counts.get(target, 0) + 1
                 via.setdefault(target, set()).add(succ)
         if not counts:
@@ -244,7 +248,7 @@ class LoopStructurer:
                 else:
                     cond = None
         if cond is None:
-            brk, break_blocks = self.exits(body, None)
+            brk, break_blocks = self.exits(body, None, depth=len(state.stack))
             loop = Loop(header, body, None, brk, break_blocks)
             body_state = State(state.stack)
             self.loops.append(loop)
@@ -257,7 +261,7 @@ class LoopStructurer:
             return brk
         exit = cond.false_block
         body = self.extend_body(header, body, exit)
-        brk, break_blocks = self.exits(body, exit)
+        brk, break_blocks = self.exits(body, exit, depth=len(state.stack))
         loop = Loop(header, body, exit, brk, break_blocks)
         body_state = cond.true_state
         self.loops.append(loop)

@@ -30,6 +30,15 @@ class Region:
         return self.hmap.covers(block, self.handler)
 
 
+def exit_pending(state: State) -> bool:
+    """Whether an ``__exit__`` call's result is still to be popped (awaited first by ``async with``).
+
+    3.14 keeps two values for a with statement (the bound ``__exit__`` and its
+    ``self``), so after the call the stack is as deep as on leaving the region.
+    """
+    return bool(state.stack) and isinstance(state.stack[-1], v.ExitResult)
+
+
 class ProtectedStructurer:
     """The try/with half of `structure.Structurer` (a mixin: it uses the walker's state)."""
 
@@ -67,6 +76,10 @@ class ProtectedStructurer:
         loop = natural_loop(header, self.back_edges[header])
         if self.hmap.block(handler) in loop:
             return True
+        if all(self.hmap.covers(b, handler) for b in loop):
+            # The whole loop is protected, back edges included: a try around a loop left
+            # only by ``break`` (3.14 jumps straight to the finally code after it).
+            return False
         return all(b in loop for b in self.cfg.blocks if b.handler is not None and self.hmap.covers(b, handler))
 
     def protected(self, block: Block, handler: Handler, state: State) -> Optional[Block]:
@@ -301,8 +314,9 @@ class ProtectedStructurer:
         value = state.stack[-1] if len(state.stack) > depth else None
         # Leaving a ``with`` on the way also pops its context manager from below the value:
         # the return goes on while the value is on top, whatever the depth.
-        while end is not None and (len(state.stack) > depth or (value is not None and state.stack
-                                                                and state.stack[-1] is value)) and seen < 10:
+        while end is not None and (len(state.stack) > depth or exit_pending(state)
+                                   or (value is not None and state.stack and state.stack[-1] is value)) \
+                and seen < 10:
             seen += 1
             if end in self.cfg.finally_copies:  # the finally body runs before the return: skip it
                 end = self.cfg.finally_after[end]

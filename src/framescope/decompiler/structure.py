@@ -22,8 +22,10 @@ from typing import Dict, List, Optional
 
 from framescope.decompiler.cfg import CFG, Block, postdominators
 from framescope.decompiler.conditions import Cond, boolop, collect_condition, negate
+from framescope.decompiler import values as v
 from framescope.decompiler.handlers import HandlerMap
 from framescope.decompiler.loops import Loop, LoopStructurer
+from framescope.decompiler.normalize import same_run
 from framescope.decompiler.patterns import MATCH_STARTS, MatchStructurer
 from framescope.decompiler.protected import ProtectedStructurer, Region, jump_chain
 from framescope.decompiler.simulate import Simulator, State
@@ -195,6 +197,12 @@ class Structurer(LoopStructurer, ProtectedStructurer, MatchStructurer):
             state.stack[:] = cond.false_state.stack
             state.stmts.extend(cond.false_state.stmts)
             return end
+        shared = self.shared_exit(cond, len(state.stack))
+        if shared is not None:
+            block, index, true_value, false_value = shared
+            state.stack.append(self.value_join(cond, true_value, false_value))
+            self.resume[block] = index
+            return block
         true_state, false_state = cond.true_state, cond.false_state
         true_end = self.walk(cond.true_block, join, true_state)
         false_end = self.walk(cond.false_block, join, false_state)
@@ -289,6 +297,47 @@ class Structurer(LoopStructurer, ProtectedStructurer, MatchStructurer):
         state.stack[:] = true_state.stack
         state.ended = state.ended or ended
         return true_end
+
+    def shared_exit(self, cond: Cond, base: int):
+        """A conditional value whose arms each end in a copy of the code that uses it.
+
+        3.11+ copies a short exit (``BUILD_TUPLE; RETURN_VALUE``) into the arms of the
+        conditional expression before it, so ``return a, (b if c else d)`` has two
+        returns; ``a``, on the stack before the test, shows that one expression holds
+        both arms.  Returns (block, index where its copy of the exit starts, the two
+        values), or None.
+        """
+        t, f = cond.true_block, cond.false_block
+        if base == 0 or t is None or f is None or t is f or t.succs() or f.succs() or t.handler != f.handler:
+            return None
+        if t.last.op not in ("RETURN_VALUE", "RAISE_VARARGS") or \
+                not all(isinstance(x, (ast.expr, v.Null)) for x in cond.true_state.stack[:base]):
+            return None
+        true_splits, false_splits = self.value_splits(t, cond.true_state, base), self.value_splits(f, cond.false_state, base)
+        k = 1
+        while k <= min(len(t.instrs), len(f.instrs)) and same_run(t.instrs[-k:], f.instrs[-k:]):
+            i, j = len(t.instrs) - k, len(f.instrs) - k
+            if i in true_splits and j in false_splits:
+                true_stack, false_stack = true_splits[i], false_splits[j]
+                if all(a is b for a, b in zip(true_stack[:-1], false_stack[:-1])):
+                    return t, i, true_stack[-1], false_stack[-1]
+            k += 1
+        return None
+
+    def value_splits(self, block: Block, arm: State, base: int) -> Dict[int, list]:
+        """Stacks of ``block`` at each index where it pushed one value on ``base`` and made no statement."""
+        probe = State(arm.stack)
+        found = {0: list(probe.stack)} if len(probe.stack) == base + 1 else {}
+        try:
+            for index, ins in enumerate(block.instrs[:-1]):
+                self.sim.step(ins, probe)
+                if probe.stmts or len(probe.stack) < base:
+                    break
+                if len(probe.stack) == base + 1:
+                    found[index + 1] = list(probe.stack)
+        except DecompilationError:
+            pass
+        return found
 
     def returned_value(self, cond: Cond, body: List[ast.stmt], orelse: List[ast.stmt]) -> Optional[ast.expr]:
         """``return a or b`` (or ``return a < b < c``) whose ``return`` the compiler copied into each arm."""
