@@ -12,6 +12,7 @@ from typing import Any, Callable, List, Optional
 
 from framescope.decompiler import values as v
 from framescope.decompiler.instructions import Instr
+from framescope.decompiler.sametree import same_tree
 from framescope.errors import DecompilationError
 
 BINOPS = {
@@ -117,7 +118,7 @@ def as_store(node: ast.expr) -> ast.expr:
 
 
 def same_target(a: ast.expr, b: ast.expr) -> bool:
-    return ast.dump(as_store(a)) == ast.dump(as_store(b))
+    return same_tree(as_store(a), as_store(b))
 
 
 class Simulator:
