@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from types import CodeType
 from typing import Dict, List, Optional, Tuple
 
+from framescope.decompiler.bytecode import instructions
+
 __all__ = ["Difference", "compare_code", "equivalent", "find_difference", "recompile_function"]
 
 _PY = sys.version_info[:2]
@@ -134,11 +136,11 @@ _END = -1  # control runs off the end of the bytecode
 _SPIN = -2  # a cycle of unconditional jumps: an empty infinite loop
 
 
-def _constant(code: CodeType, instr: dis.Instruction) -> object:
+def _constant(code: CodeType, name: str, arg: int) -> object:
     """The constant an instruction loads (3.11's dis leaves KW_NAMES' argval unknown)."""
-    if instr.opname == "LOAD_SMALL_INT":
-        return instr.arg
-    return code.co_consts[instr.arg]  # type: ignore[index]
+    if name == "LOAD_SMALL_INT":
+        return arg
+    return code.co_consts[arg]
 
 
 class _Any:
@@ -167,8 +169,10 @@ class _Graph:
         self.is_const: List[bool] = []
         #: Offset of the instruction each node came from, for messages.
         self.offsets: List[int] = []
-        #: What dis says a plain numeric argument means ("<=", "+", ...), for messages.
-        self.meanings: List[str] = []
+        #: Whether the node's argument is the instruction's plain number, which dis explains ("<=", "+"...).
+        self.plain: List[bool] = []
+        #: The code object, to ask dis what a plain argument means when a message shows it.
+        self.code = code
         #: Jump target node of each node, or None.
         self.jumps: List[Optional[int]] = []
         #: (handler node, stack depth, lasti) of each node's exception handler, or None.
@@ -176,63 +180,59 @@ class _Graph:
         self._build(code)
 
     def _build(self, code: CodeType) -> None:
-        bytecode = dis.Bytecode(code)
-        entries = sorted(getattr(bytecode, "exception_entries", []), key=lambda e: e.start)
+        entries = sorted(dis.Bytecode(code).exception_entries, key=lambda e: e.start) if _PY >= (3, 11) else []
         node_at: Dict[int, int] = {}
         pending: List[int] = []  # offsets of dropped instructions waiting for the next node
         raw_targets: List[Tuple[int, int]] = []  # (node, target offset)
         raw_handlers: List[Tuple[int, int, int, bool]] = []
         entry_index = 0
-        for instr in bytecode:
-            name = instr.opname
+        for at, opcode, name, number, argval in instructions(code):
             if name in _DROP:
-                pending.append(instr.offset)
+                pending.append(at)
                 continue
             first = len(self.ops)
             for offset in pending:
                 node_at[offset] = first
             pending = []
-            node_at[instr.offset] = first
+            node_at[at] = first
             handler = None
-            while entry_index < len(entries) and entries[entry_index].end <= instr.offset:
+            while entry_index < len(entries) and entries[entry_index].end <= at:
                 entry_index += 1
-            if entry_index < len(entries) and entries[entry_index].start <= instr.offset:
+            if entry_index < len(entries) and entries[entry_index].start <= at:
                 handler = entries[entry_index]
             if name in _SPLIT:
                 names = _SPLIT[name]
                 if name == "RETURN_CONST":
-                    values = (_constant(code, instr), None)
+                    values = (_constant(code, name, number), None)  # type: ignore[arg-type]
                 else:
-                    values = instr.argval
+                    values = argval  # type: ignore[assignment]
                 for part, value in zip(names, values):
-                    self._add(part, name, value, part == "LOAD_CONST", instr.offset, "")
+                    self._add(part, name, value, part == "LOAD_CONST", at, False)
             else:
-                opcode = instr.opcode
                 shown = name
                 name = _RENAME.get(name, name)
                 is_const = opcode in _CONSTS
                 if opcode in _JUMPS:
                     arg = None
                     if name not in _NOT_AN_EDGE:
-                        raw_targets.append((first, instr.argval))
+                        raw_targets.append((first, argval))  # type: ignore[arg-type]
                 elif is_const:
-                    arg = _constant(code, instr)
+                    arg = _constant(code, shown, number)  # type: ignore[arg-type]
                 elif opcode in _NAMES:
                     bits = _ARG_BITS.get(name)
-                    arg = instr.argval if bits is None else (instr.argval, instr.arg & bits)
+                    arg = argval if bits is None else (argval, number & bits)  # type: ignore[operator]
                 else:
-                    arg = instr.arg
-                meaning = instr.argrepr if arg is instr.arg else ""
-                if name == "LOAD_GLOBAL" and _PY >= (3, 11) and instr.arg & 1:
+                    arg = number
+                if name == "LOAD_GLOBAL" and _PY >= (3, 11) and number & 1:  # type: ignore[operator]
                     # "NULL + name" is PUSH_NULL and the load (3.13+: the load, then PUSH_NULL);
                     # 3.12 folds the PUSH_NULL of an enclosing call into it too.
-                    pair = [("PUSH_NULL", None), (name, instr.argval)]
+                    pair = [("PUSH_NULL", None), (name, argval)]
                     if _PY >= (3, 13):
                         pair.reverse()
                     for part, value in pair:
-                        self._add(part, shown, value, False, instr.offset, "")
+                        self._add(part, shown, value, False, at, False)
                 else:
-                    self._add(name, shown, arg, is_const, instr.offset, meaning)
+                    self._add(name, shown, arg, is_const, at, arg is number)
             if handler is not None:
                 for node in range(first, len(self.ops)):
                     raw_handlers.append((node, handler.target, handler.depth, handler.lasti))
@@ -253,14 +253,14 @@ class _Graph:
         if _PY < (3, 12):
             self._thread_or_pop_jumps()
 
-    def _add(self, name: str, shown: str, arg: object, is_const: bool, offset: int, meaning: str) -> None:
+    def _add(self, name: str, shown: str, arg: object, is_const: bool, offset: int, plain: bool) -> None:
         self.names.append(shown)
         self.swapped.append(name in _SWAPPED)
         self.ops.append(_SWAPPED.get(name, name))
         self.args.append(arg)
         self.is_const.append(is_const)
         self.offsets.append(offset)
-        self.meanings.append(meaning)
+        self.plain.append(plain)
 
     def _fold_negated_tests(self) -> None:
         """Spell ``not in``/``is not`` tested by a conditional jump as ``in``/``is`` with the jump reversed.
@@ -446,9 +446,17 @@ class _Graph:
             if len(shown) > 60:
                 shown = shown[:57] + "..."
             text += " " + shown
-            if self.meanings[node] and self.meanings[node] != shown:
-                text += " (%s)" % self.meanings[node]
+            meaning = self.meaning(node)
+            if meaning and meaning != shown:
+                text += " (%s)" % meaning
         return text
+
+    def meaning(self, node: int) -> str:
+        """What dis says the node's plain numeric argument means ("<=", "+"...), or ""."""
+        if not self.plain[node]:
+            return ""
+        offset = self.offsets[node]
+        return next((i.argrepr for i in dis.get_instructions(self.code) if i.offset == offset), "")
 
 
 @dataclass(frozen=True)
