@@ -143,6 +143,11 @@ def _constant(code: CodeType, name: str, arg: int) -> object:
     return code.co_consts[arg]
 
 
+def _row(name: str, shown: str, arg: object, is_const: bool, offset: int, plain: bool) -> tuple:
+    """One node's row for `_Graph`: (shown, swapped, op, arg, is_const, offset, plain)."""
+    return (shown, name in _SWAPPED, _SWAPPED.get(name, name), arg, is_const, offset, plain)
+
+
 class _Any:
     """An argument that is layout- or name-dependent bookkeeping (a qualname, a line number)."""
 
@@ -185,29 +190,33 @@ class _Graph:
         pending: List[int] = []  # offsets of dropped instructions waiting for the next node
         raw_targets: List[Tuple[int, int]] = []  # (node, target offset)
         raw_handlers: List[Tuple[int, int, int, bool]] = []
+        # One row per node, (shown, swapped, op, arg, is_const, offset, plain): turned into the columns at the end.
+        rows: List[tuple] = []
         entry_index = 0
+        entry_count = len(entries)
         for at, opcode, name, number, argval in instructions(code):
             if name in _DROP:
                 pending.append(at)
                 continue
-            first = len(self.ops)
-            for offset in pending:
-                node_at[offset] = first
-            pending = []
+            first = len(rows)
+            if pending:
+                for offset in pending:
+                    node_at[offset] = first
+                pending = []
             node_at[at] = first
             handler = None
-            while entry_index < len(entries) and entries[entry_index].end <= at:
-                entry_index += 1
-            if entry_index < len(entries) and entries[entry_index].start <= at:
-                handler = entries[entry_index]
+            if entry_index < entry_count:
+                while entry_index < entry_count and entries[entry_index].end <= at:
+                    entry_index += 1
+                if entry_index < entry_count and entries[entry_index].start <= at:
+                    handler = entries[entry_index]
             if name in _SPLIT:
-                names = _SPLIT[name]
                 if name == "RETURN_CONST":
                     values = (_constant(code, name, number), None)  # type: ignore[arg-type]
                 else:
                     values = argval  # type: ignore[assignment]
-                for part, value in zip(names, values):
-                    self._add(part, name, value, part == "LOAD_CONST", at, False)
+                for part, value in zip(_SPLIT[name], values):
+                    rows.append(_row(part, name, value, part == "LOAD_CONST", at, False))
             else:
                 shown = name
                 name = _RENAME.get(name, name)
@@ -230,14 +239,19 @@ class _Graph:
                     if _PY >= (3, 13):
                         pair.reverse()
                     for part, value in pair:
-                        self._add(part, shown, value, False, at, False)
+                        rows.append(_row(part, shown, value, False, at, False))
+                elif name in _SWAPPED:
+                    rows.append((shown, True, _SWAPPED[name], arg, is_const, at, arg is number))
                 else:
-                    self._add(name, shown, arg, is_const, at, arg is number)
+                    rows.append((shown, False, name, arg, is_const, at, arg is number))
             if handler is not None:
-                for node in range(first, len(self.ops)):
+                for node in range(first, len(rows)):
                     raw_handlers.append((node, handler.target, handler.depth, handler.lasti))
         for offset in pending:
             node_at[offset] = _END
+        if rows:
+            columns = [list(column) for column in zip(*rows)]
+            self.names, self.swapped, self.ops, self.args, self.is_const, self.offsets, self.plain = columns
 
         self.jumps = [None] * len(self.ops)
         for node, target in raw_targets:
@@ -252,15 +266,6 @@ class _Graph:
             self._canonical_store_runs()
         if _PY < (3, 12):
             self._thread_or_pop_jumps()
-
-    def _add(self, name: str, shown: str, arg: object, is_const: bool, offset: int, plain: bool) -> None:
-        self.names.append(shown)
-        self.swapped.append(name in _SWAPPED)
-        self.ops.append(_SWAPPED.get(name, name))
-        self.args.append(arg)
-        self.is_const.append(is_const)
-        self.offsets.append(offset)
-        self.plain.append(plain)
 
     def _fold_negated_tests(self) -> None:
         """Spell ``not in``/``is not`` tested by a conditional jump as ``in``/``is`` with the jump reversed.
@@ -431,6 +436,25 @@ class _Graph:
             result.reverse()
         return result
 
+    def edges(self) -> List[Tuple[List[int], Optional[int]]]:
+        """For each node: `successors` and its handler's node, with unconditional jumps followed."""
+        ops, jumps, swapped, handlers = self.ops, self.jumps, self.swapped, self.handlers
+        ahead = [self.follow(node) for node in range(len(ops))] + [_END]  # past the last node: the end
+
+        def reach(node: Optional[int]) -> Optional[int]:
+            return node if node is None or node < 0 else ahead[node]
+
+        result = []
+        for node, op in enumerate(ops):
+            found = [] if op in _NO_FALLTHROUGH else [ahead[node + 1]]
+            if jumps[node] is not None:
+                found.append(reach(jumps[node]))  # type: ignore[arg-type]
+            if swapped[node]:
+                found.reverse()
+            handler = handlers[node]
+            result.append((found, None if handler is None else reach(handler[0])))
+        return result
+
     def show(self, node: int) -> str:
         """One instruction for a message."""
         if node == _END:
@@ -560,31 +584,37 @@ class _Comparison:
         start = (ga.follow(0 if ga.ops else _END), gb.follow(0 if gb.ops else _END))
         seen = {start}
         queue = deque([start])
+        ops_a, ops_b, args_a, args_b = ga.ops, gb.ops, ga.args, gb.args
+        edges_a, edges_b = ga.edges(), gb.edges()
         while queue:
             i, j = queue.popleft()
             if i < 0 or j < 0:
                 if i != j:
                     return self._mismatch(ga, gb, i, j, where)
                 continue
-            if ga.ops[i] != gb.ops[j]:
+            op = ops_a[i]
+            if op != ops_b[j]:
                 return self._mismatch(ga, gb, i, j, where)
-            difference = self._args(ga, gb, i, j, where)
-            if difference is not None:
-                return difference
-            pairs = list(zip(ga.successors(i), gb.successors(j)))
-            ha, hb = ga.handlers[i], gb.handlers[j]
-            if ga.ops[i] in _CANNOT_RAISE:
-                ha = hb = None  # whether the table covers a jump depends on layout, never on behaviour
-            if (ha is None) != (hb is None) or (ha is not None and ha[1:] != hb[1:]):  # type: ignore[index]
-                return Difference(where, "exception handler", "%s handler %s vs %s handler %s" % (
-                    ga.show(i), _handler(ha), gb.show(j), _handler(hb)))
-            if ha is not None:
-                pairs.append((ha[0], hb[0]))  # type: ignore[index]
-            for ta, tb in pairs:
-                pair = (ga.follow(ta), gb.follow(tb))
+            if ga.is_const[i] or args_a[i] != args_b[j]:
+                difference = self._args(ga, gb, i, j, where)
+                if difference is not None:
+                    return difference
+            next_a, handler_a = edges_a[i]
+            next_b, handler_b = edges_b[j]
+            for pair in zip(next_a, next_b):
                 if pair not in seen:
                     seen.add(pair)
                     queue.append(pair)
+            ha, hb = ga.handlers[i], gb.handlers[j]
+            if ha is None and hb is None or op in _CANNOT_RAISE:
+                continue  # whether the table covers a jump depends on layout, never on behaviour
+            if ha is None or hb is None or ha[1:] != hb[1:]:
+                return Difference(where, "exception handler", "%s handler %s vs %s handler %s" % (
+                    ga.show(i), _handler(ha), gb.show(j), _handler(hb)))
+            pair = (handler_a, handler_b)  # type: ignore[assignment]
+            if pair not in seen:
+                seen.add(pair)
+                queue.append(pair)
         return None
 
     def _args(self, ga: _Graph, gb: _Graph, i: int, j: int, where: str) -> Optional[Difference]:
