@@ -37,26 +37,46 @@ if _PY >= (3, 11):
         elif _op < len(_entries):
             _CACHES[_op] = _entries[_op]
 
-_CONSTS = frozenset(dis.hasconst)
-_NAMES = frozenset(dis.hasname)
-_RELATIVE = frozenset(dis.hasjrel)
-_ABSOLUTE = frozenset(dis.hasjabs)
-_LOCALS = frozenset(dis.haslocal) | frozenset(dis.hasfree)
-_VARNAMES = frozenset(dis.haslocal)  # up to 3.10 free and cell variables are numbered apart
-_BACKWARD = frozenset(op for op, name in enumerate(_OPNAME) if "JUMP_BACKWARD" in name)
+# What an opcode's argument is, decided once per opcode in the order dis tries them.
+_NO_ARG, _PLAIN, _NAME, _FORWARD, _BACKWARD, _ABSOLUTE, _PAIR, _LOCAL, _CELL = range(9)
 # 3.13+ superinstructions: two locals packed in one argument, four bits each.
-_PAIRS = frozenset(dis.opmap[name] for name in (
-    "LOAD_FAST_LOAD_FAST", "STORE_FAST_LOAD_FAST", "STORE_FAST_STORE_FAST", "LOAD_FAST_BORROW_LOAD_FAST_BORROW",
-) if name in dis.opmap)
+_PAIRS = frozenset(["LOAD_FAST_LOAD_FAST", "STORE_FAST_LOAD_FAST", "STORE_FAST_STORE_FAST",
+                    "LOAD_FAST_BORROW_LOAD_FAST_BORROW"])
+
+
+def _kind(op: int) -> int:
+    if op not in _HAS_ARG:
+        return _NO_ARG
+    if op in dis.hasconst:
+        return _PLAIN
+    if op in dis.hasname:
+        return _NAME
+    if op in dis.hasjrel:
+        return _BACKWARD if "JUMP_BACKWARD" in _OPNAME[op] else _FORWARD
+    if op in dis.hasjabs:
+        return _ABSOLUTE
+    if _OPNAME[op] in _PAIRS:
+        return _PAIR
+    if op in dis.haslocal or (op in dis.hasfree and _PY >= (3, 11)):
+        return _LOCAL
+    if op in dis.hasfree:
+        return _CELL  # up to 3.10 cell and free variables are numbered apart from the locals
+    return _PLAIN
+
+
+_KIND = [_kind(op) for op in range(256)]
+# Bytes from an instruction to the next: itself and its caches.
+_SIZE = [2 + 2 * caches for caches in _CACHES]
 # Name arguments with flags in their low bits: how many bits (3.11+ LOAD_GLOBAL, 3.12+ attributes).
-_NAME_SHIFT = {}
+_NAME_SHIFT = [0] * 256
 if _PY >= (3, 11):
     _NAME_SHIFT[dis.opmap["LOAD_GLOBAL"]] = 1
 if _PY >= (3, 12):
     _NAME_SHIFT[dis.opmap["LOAD_ATTR"]] = 1
     _NAME_SHIFT[dis.opmap["LOAD_SUPER_ATTR"]] = 2
-# Jump arguments count bytes up to 3.9, instructions after.
+# Jump arguments count bytes up to 3.9, instructions after; 3.12+ count from after the caches.
 _UNIT = 1 if _PY < (3, 10) else 2
+_JUMP_BASE = [2 + 2 * caches if _PY >= (3, 12) else 2 for caches in _CACHES]
 _INT_OVERFLOW = 2 ** 31
 
 
@@ -67,43 +87,58 @@ def instructions(code: CodeType) -> List[Instruction]:
     if _PY >= (3, 11):
         local = code._varname_from_oparg  # type: ignore[attr-defined]
     else:
-        varnames, cells = code.co_varnames, code.co_cellvars + code.co_freevars
+        local = code.co_varnames.__getitem__
+        cell = (code.co_cellvars + code.co_freevars).__getitem__
     result = []
+    append = result.append
     extended = 0
     offset = 0
     size = len(raw)
     while offset < size:
         op = raw[offset]
-        arg = None
-        argval = None
-        if op in _HAS_ARG:
-            arg = raw[offset + 1] | extended
+        kind = _KIND[op]
+        if kind == _NO_ARG:
+            arg = argval = None
+            if _PY >= (3, 10):
+                extended = 0
+        else:
+            arg = argval = raw[offset + 1] | extended
             extended = (arg << 8) if op == _EXTENDED_ARG else 0
             if _PY >= (3, 11) and extended >= _INT_OVERFLOW:
                 extended -= 2 * _INT_OVERFLOW
-            argval = arg
-            if op in _CONSTS:
+            if kind == _PLAIN:
                 pass
-            elif op in _NAMES:
-                argval = names[arg >> _NAME_SHIFT.get(op, 0)]
-            elif op in _RELATIVE:
-                step = -arg if op in _BACKWARD else arg
-                argval = offset + 2 + step * _UNIT
-                if _PY >= (3, 12):
-                    argval += 2 * _CACHES[op]
-            elif op in _ABSOLUTE:
+            elif kind == _NAME:
+                argval = names[arg >> _NAME_SHIFT[op]]
+            elif kind == _FORWARD:
+                argval = offset + _JUMP_BASE[op] + arg * _UNIT
+            elif kind == _BACKWARD:
+                argval = offset + _JUMP_BASE[op] - arg * _UNIT
+            elif kind == _ABSOLUTE:
                 argval = arg * _UNIT
-            elif op in _PAIRS:
+            elif kind == _LOCAL:
+                argval = local(arg)
+            elif kind == _PAIR:
                 argval = (local(arg >> 4), local(arg & 15))
-            elif op in _LOCALS:
-                if _PY >= (3, 11):
-                    argval = local(arg)
-                elif op in _VARNAMES:
-                    argval = varnames[arg]
-                else:
-                    argval = cells[arg]
-        elif _PY >= (3, 10):
-            extended = 0
-        result.append((offset, op, _OPNAME[op], arg, argval))
-        offset += 2 + 2 * _CACHES[op]
+            else:
+                argval = cell(arg)
+        append((offset, op, _OPNAME[op], arg, argval))
+        offset += _SIZE[op]
     return result
+
+
+def argrepr(code: CodeType, offset: int) -> str:
+    """What ``dis`` prints for the argument of the instruction at ``offset`` ("<=", "+"...).
+
+    Only that instruction (with its ``EXTENDED_ARG`` prefix and caches) is handed to
+    ``dis``: decoding the whole code for one message would cost as much as the check.
+    """
+    raw = code.co_code
+    start = offset
+    while start >= 2 and raw[start - 2] == _EXTENDED_ARG:
+        start -= 2
+    try:
+        piece = code.replace(co_code=raw[start:offset + _SIZE[raw[offset]]])
+        return list(dis.get_instructions(piece))[-1].argrepr
+    except Exception:  # a code object dis cannot take apart piecewise: read it all
+        return next((i.argrepr for i in dis.get_instructions(code) if i.offset == offset), "")

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from types import CodeType
 from typing import Dict, List, Optional, Tuple
 
-from framescope.decompiler.bytecode import instructions
+from framescope.decompiler.bytecode import argrepr, instructions
 
 __all__ = ["Difference", "compare_code", "equivalent", "find_difference", "recompile_function"]
 
@@ -189,7 +189,7 @@ class _Graph:
         node_at: Dict[int, int] = {}
         pending: List[int] = []  # offsets of dropped instructions waiting for the next node
         raw_targets: List[Tuple[int, int]] = []  # (node, target offset)
-        raw_handlers: List[Tuple[int, int, int, bool]] = []
+        raw_handlers: List[Tuple[int, int, object]] = []  # (first node, end node, exception table entry)
         # One row per node, (shown, swapped, op, arg, is_const, offset, plain): turned into the columns at the end.
         rows: List[tuple] = []
         entry_index = 0
@@ -245,8 +245,7 @@ class _Graph:
                 else:
                     rows.append((shown, False, name, arg, is_const, at, arg is number))
             if handler is not None:
-                for node in range(first, len(rows)):
-                    raw_handlers.append((node, handler.target, handler.depth, handler.lasti))
+                raw_handlers.append((first, len(rows), handler))
         for offset in pending:
             node_at[offset] = _END
         if rows:
@@ -257,8 +256,10 @@ class _Graph:
         for node, target in raw_targets:
             self.jumps[node] = node_at.get(target, _END)
         self.handlers = [None] * len(self.ops)
-        for node, target, depth, lasti in raw_handlers:
-            self.handlers[node] = (node_at.get(target, _END), depth, bool(lasti))
+        for first, end, entry in raw_handlers:
+            handler = (node_at.get(entry.target, _END), entry.depth, bool(entry.lasti))  # type: ignore[attr-defined]
+            for node in range(first, end):
+                self.handlers[node] = handler
         self._mark_bookkeeping()
         self._fold_negated_tests()
         if _PY >= (3, 11):
@@ -358,12 +359,13 @@ class _Graph:
         entered = {target for target in self.jumps if target is not None}
         entered.update(handler[0] for handler in handlers if handler is not None)
         start = 0
-        while start < len(ops):
+        count = len(ops)
+        while start < count:
             if ops[start] not in _STACK_STORES:
                 start += 1
                 continue
             end = start + 1
-            while (end < len(ops) and ops[end] in _STACK_STORES and end not in entered
+            while (end < count and ops[end] in _STACK_STORES and end not in entered
                    and handlers[end] == handlers[start]):
                 end += 1
             if end - start >= 2:
@@ -479,8 +481,7 @@ class _Graph:
         """What dis says the node's plain numeric argument means ("<=", "+"...), or ""."""
         if not self.plain[node]:
             return ""
-        offset = self.offsets[node]
-        return next((i.argrepr for i in dis.get_instructions(self.code) if i.offset == offset), "")
+        return argrepr(self.code, self.offsets[node])
 
 
 @dataclass(frozen=True)
