@@ -90,8 +90,13 @@ class State:
         return State(self.stack)
 
 
+# One context object for every name, as ``ast.parse`` shares them: making one per name is
+# a noticeable part of building the statements (most nodes are names).
+LOAD, STORE = ast.Load(), ast.Store()
+
+
 def name(id_: str, store: bool = False) -> ast.Name:
-    return ast.Name(id=id_, ctx=ast.Store() if store else ast.Load())
+    return ast.Name(id=id_, ctx=STORE if store else LOAD)
 
 
 def const(value: Any) -> ast.expr:
