@@ -12,6 +12,7 @@ from types import CodeType
 from typing import List, Optional
 
 from framescope.decompiler.conditions import negate
+from framescope.decompiler.sametree import same_tree
 from framescope.decompiler.simulate import AssertionErrorName, CompAppend, is_none
 from framescope.errors import DecompilationError
 
@@ -75,7 +76,7 @@ def hoist_match_tail(stmt: ast.stmt, body: List[ast.stmt], after: int, returns: 
 def common_length(a: List[ast.stmt], b: List[ast.stmt]) -> int:
     """How many statements ``a`` and ``b`` end with alike."""
     n = 0
-    while n < min(len(a), len(b)) and ast.dump(a[-1 - n]) == ast.dump(b[-1 - n]):
+    while n < min(len(a), len(b)) and same_tree(a[-1 - n], b[-1 - n]):
         n += 1
     return n
 

@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from types import CodeType
 from typing import Dict, List, Optional, Tuple
 
+from framescope.decompiler.bytecode import argrepr, instructions
+
 __all__ = ["Difference", "compare_code", "equivalent", "find_difference", "recompile_function"]
 
 _PY = sys.version_info[:2]
@@ -134,11 +136,16 @@ _END = -1  # control runs off the end of the bytecode
 _SPIN = -2  # a cycle of unconditional jumps: an empty infinite loop
 
 
-def _constant(code: CodeType, instr: dis.Instruction) -> object:
+def _constant(code: CodeType, name: str, arg: int) -> object:
     """The constant an instruction loads (3.11's dis leaves KW_NAMES' argval unknown)."""
-    if instr.opname == "LOAD_SMALL_INT":
-        return instr.arg
-    return code.co_consts[instr.arg]  # type: ignore[index]
+    if name == "LOAD_SMALL_INT":
+        return arg
+    return code.co_consts[arg]
+
+
+def _row(name: str, shown: str, arg: object, is_const: bool, offset: int, plain: bool) -> tuple:
+    """One node's row for `_Graph`: (shown, swapped, op, arg, is_const, offset, plain)."""
+    return (shown, name in _SWAPPED, _SWAPPED.get(name, name), arg, is_const, offset, plain)
 
 
 class _Any:
@@ -167,8 +174,10 @@ class _Graph:
         self.is_const: List[bool] = []
         #: Offset of the instruction each node came from, for messages.
         self.offsets: List[int] = []
-        #: What dis says a plain numeric argument means ("<=", "+", ...), for messages.
-        self.meanings: List[str] = []
+        #: Whether the node's argument is the instruction's plain number, which dis explains ("<=", "+"...).
+        self.plain: List[bool] = []
+        #: The code object, to ask dis what a plain argument means when a message shows it.
+        self.code = code
         #: Jump target node of each node, or None.
         self.jumps: List[Optional[int]] = []
         #: (handler node, stack depth, lasti) of each node's exception handler, or None.
@@ -176,75 +185,81 @@ class _Graph:
         self._build(code)
 
     def _build(self, code: CodeType) -> None:
-        bytecode = dis.Bytecode(code)
-        entries = sorted(getattr(bytecode, "exception_entries", []), key=lambda e: e.start)
+        entries = sorted(dis.Bytecode(code).exception_entries, key=lambda e: e.start) if _PY >= (3, 11) else []
         node_at: Dict[int, int] = {}
         pending: List[int] = []  # offsets of dropped instructions waiting for the next node
         raw_targets: List[Tuple[int, int]] = []  # (node, target offset)
-        raw_handlers: List[Tuple[int, int, int, bool]] = []
+        raw_handlers: List[Tuple[int, int, object]] = []  # (first node, end node, exception table entry)
+        # One row per node, (shown, swapped, op, arg, is_const, offset, plain): turned into the columns at the end.
+        rows: List[tuple] = []
         entry_index = 0
-        for instr in bytecode:
-            name = instr.opname
+        entry_count = len(entries)
+        for at, opcode, name, number, argval in instructions(code):
             if name in _DROP:
-                pending.append(instr.offset)
+                pending.append(at)
                 continue
-            first = len(self.ops)
-            for offset in pending:
-                node_at[offset] = first
-            pending = []
-            node_at[instr.offset] = first
+            first = len(rows)
+            if pending:
+                for offset in pending:
+                    node_at[offset] = first
+                pending = []
+            node_at[at] = first
             handler = None
-            while entry_index < len(entries) and entries[entry_index].end <= instr.offset:
-                entry_index += 1
-            if entry_index < len(entries) and entries[entry_index].start <= instr.offset:
-                handler = entries[entry_index]
+            if entry_index < entry_count:
+                while entry_index < entry_count and entries[entry_index].end <= at:
+                    entry_index += 1
+                if entry_index < entry_count and entries[entry_index].start <= at:
+                    handler = entries[entry_index]
             if name in _SPLIT:
-                names = _SPLIT[name]
                 if name == "RETURN_CONST":
-                    values = (_constant(code, instr), None)
+                    values = (_constant(code, name, number), None)  # type: ignore[arg-type]
                 else:
-                    values = instr.argval
-                for part, value in zip(names, values):
-                    self._add(part, name, value, part == "LOAD_CONST", instr.offset, "")
+                    values = argval  # type: ignore[assignment]
+                for part, value in zip(_SPLIT[name], values):
+                    rows.append(_row(part, name, value, part == "LOAD_CONST", at, False))
             else:
-                opcode = instr.opcode
                 shown = name
                 name = _RENAME.get(name, name)
                 is_const = opcode in _CONSTS
                 if opcode in _JUMPS:
                     arg = None
                     if name not in _NOT_AN_EDGE:
-                        raw_targets.append((first, instr.argval))
+                        raw_targets.append((first, argval))  # type: ignore[arg-type]
                 elif is_const:
-                    arg = _constant(code, instr)
+                    arg = _constant(code, shown, number)  # type: ignore[arg-type]
                 elif opcode in _NAMES:
                     bits = _ARG_BITS.get(name)
-                    arg = instr.argval if bits is None else (instr.argval, instr.arg & bits)
+                    arg = argval if bits is None else (argval, number & bits)  # type: ignore[operator]
                 else:
-                    arg = instr.arg
-                meaning = instr.argrepr if arg is instr.arg else ""
-                if name == "LOAD_GLOBAL" and _PY >= (3, 11) and instr.arg & 1:
+                    arg = number
+                if name == "LOAD_GLOBAL" and _PY >= (3, 11) and number & 1:  # type: ignore[operator]
                     # "NULL + name" is PUSH_NULL and the load (3.13+: the load, then PUSH_NULL);
                     # 3.12 folds the PUSH_NULL of an enclosing call into it too.
-                    pair = [("PUSH_NULL", None), (name, instr.argval)]
+                    pair = [("PUSH_NULL", None), (name, argval)]
                     if _PY >= (3, 13):
                         pair.reverse()
                     for part, value in pair:
-                        self._add(part, shown, value, False, instr.offset, "")
+                        rows.append(_row(part, shown, value, False, at, False))
+                elif name in _SWAPPED:
+                    rows.append((shown, True, _SWAPPED[name], arg, is_const, at, arg is number))
                 else:
-                    self._add(name, shown, arg, is_const, instr.offset, meaning)
+                    rows.append((shown, False, name, arg, is_const, at, arg is number))
             if handler is not None:
-                for node in range(first, len(self.ops)):
-                    raw_handlers.append((node, handler.target, handler.depth, handler.lasti))
+                raw_handlers.append((first, len(rows), handler))
         for offset in pending:
             node_at[offset] = _END
+        if rows:
+            columns = [list(column) for column in zip(*rows)]
+            self.names, self.swapped, self.ops, self.args, self.is_const, self.offsets, self.plain = columns
 
         self.jumps = [None] * len(self.ops)
         for node, target in raw_targets:
             self.jumps[node] = node_at.get(target, _END)
         self.handlers = [None] * len(self.ops)
-        for node, target, depth, lasti in raw_handlers:
-            self.handlers[node] = (node_at.get(target, _END), depth, bool(lasti))
+        for first, end, entry in raw_handlers:
+            handler = (node_at.get(entry.target, _END), entry.depth, bool(entry.lasti))  # type: ignore[attr-defined]
+            for node in range(first, end):
+                self.handlers[node] = handler
         self._mark_bookkeeping()
         self._fold_negated_tests()
         if _PY >= (3, 11):
@@ -252,15 +267,6 @@ class _Graph:
             self._canonical_store_runs()
         if _PY < (3, 12):
             self._thread_or_pop_jumps()
-
-    def _add(self, name: str, shown: str, arg: object, is_const: bool, offset: int, meaning: str) -> None:
-        self.names.append(shown)
-        self.swapped.append(name in _SWAPPED)
-        self.ops.append(_SWAPPED.get(name, name))
-        self.args.append(arg)
-        self.is_const.append(is_const)
-        self.offsets.append(offset)
-        self.meanings.append(meaning)
 
     def _fold_negated_tests(self) -> None:
         """Spell ``not in``/``is not`` tested by a conditional jump as ``in``/``is`` with the jump reversed.
@@ -353,12 +359,13 @@ class _Graph:
         entered = {target for target in self.jumps if target is not None}
         entered.update(handler[0] for handler in handlers if handler is not None)
         start = 0
-        while start < len(ops):
+        count = len(ops)
+        while start < count:
             if ops[start] not in _STACK_STORES:
                 start += 1
                 continue
             end = start + 1
-            while (end < len(ops) and ops[end] in _STACK_STORES and end not in entered
+            while (end < count and ops[end] in _STACK_STORES and end not in entered
                    and handlers[end] == handlers[start]):
                 end += 1
             if end - start >= 2:
@@ -431,6 +438,25 @@ class _Graph:
             result.reverse()
         return result
 
+    def edges(self) -> List[Tuple[List[int], Optional[int]]]:
+        """For each node: `successors` and its handler's node, with unconditional jumps followed."""
+        ops, jumps, swapped, handlers = self.ops, self.jumps, self.swapped, self.handlers
+        ahead = [self.follow(node) for node in range(len(ops))] + [_END]  # past the last node: the end
+
+        def reach(node: Optional[int]) -> Optional[int]:
+            return node if node is None or node < 0 else ahead[node]
+
+        result = []
+        for node, op in enumerate(ops):
+            found = [] if op in _NO_FALLTHROUGH else [ahead[node + 1]]
+            if jumps[node] is not None:
+                found.append(reach(jumps[node]))  # type: ignore[arg-type]
+            if swapped[node]:
+                found.reverse()
+            handler = handlers[node]
+            result.append((found, None if handler is None else reach(handler[0])))
+        return result
+
     def show(self, node: int) -> str:
         """One instruction for a message."""
         if node == _END:
@@ -446,9 +472,16 @@ class _Graph:
             if len(shown) > 60:
                 shown = shown[:57] + "..."
             text += " " + shown
-            if self.meanings[node] and self.meanings[node] != shown:
-                text += " (%s)" % self.meanings[node]
+            meaning = self.meaning(node)
+            if meaning and meaning != shown:
+                text += " (%s)" % meaning
         return text
+
+    def meaning(self, node: int) -> str:
+        """What dis says the node's plain numeric argument means ("<=", "+"...), or ""."""
+        if not self.plain[node]:
+            return ""
+        return argrepr(self.code, self.offsets[node])
 
 
 @dataclass(frozen=True)
@@ -552,31 +585,37 @@ class _Comparison:
         start = (ga.follow(0 if ga.ops else _END), gb.follow(0 if gb.ops else _END))
         seen = {start}
         queue = deque([start])
+        ops_a, ops_b, args_a, args_b = ga.ops, gb.ops, ga.args, gb.args
+        edges_a, edges_b = ga.edges(), gb.edges()
         while queue:
             i, j = queue.popleft()
             if i < 0 or j < 0:
                 if i != j:
                     return self._mismatch(ga, gb, i, j, where)
                 continue
-            if ga.ops[i] != gb.ops[j]:
+            op = ops_a[i]
+            if op != ops_b[j]:
                 return self._mismatch(ga, gb, i, j, where)
-            difference = self._args(ga, gb, i, j, where)
-            if difference is not None:
-                return difference
-            pairs = list(zip(ga.successors(i), gb.successors(j)))
-            ha, hb = ga.handlers[i], gb.handlers[j]
-            if ga.ops[i] in _CANNOT_RAISE:
-                ha = hb = None  # whether the table covers a jump depends on layout, never on behaviour
-            if (ha is None) != (hb is None) or (ha is not None and ha[1:] != hb[1:]):  # type: ignore[index]
-                return Difference(where, "exception handler", "%s handler %s vs %s handler %s" % (
-                    ga.show(i), _handler(ha), gb.show(j), _handler(hb)))
-            if ha is not None:
-                pairs.append((ha[0], hb[0]))  # type: ignore[index]
-            for ta, tb in pairs:
-                pair = (ga.follow(ta), gb.follow(tb))
+            if ga.is_const[i] or args_a[i] != args_b[j]:
+                difference = self._args(ga, gb, i, j, where)
+                if difference is not None:
+                    return difference
+            next_a, handler_a = edges_a[i]
+            next_b, handler_b = edges_b[j]
+            for pair in zip(next_a, next_b):
                 if pair not in seen:
                     seen.add(pair)
                     queue.append(pair)
+            ha, hb = ga.handlers[i], gb.handlers[j]
+            if ha is None and hb is None or op in _CANNOT_RAISE:
+                continue  # whether the table covers a jump depends on layout, never on behaviour
+            if ha is None or hb is None or ha[1:] != hb[1:]:
+                return Difference(where, "exception handler", "%s handler %s vs %s handler %s" % (
+                    ga.show(i), _handler(ha), gb.show(j), _handler(hb)))
+            pair = (handler_a, handler_b)  # type: ignore[assignment]
+            if pair not in seen:
+                seen.add(pair)
+                queue.append(pair)
         return None
 
     def _args(self, ga: _Graph, gb: _Graph, i: int, j: int, where: str) -> Optional[Difference]:

@@ -12,6 +12,7 @@ from typing import Any, Callable, List, Optional
 
 from framescope.decompiler import values as v
 from framescope.decompiler.instructions import Instr
+from framescope.decompiler.sametree import same_tree
 from framescope.errors import DecompilationError
 
 BINOPS = {
@@ -89,8 +90,13 @@ class State:
         return State(self.stack)
 
 
+# One context object for every name, as ``ast.parse`` shares them: making one per name is
+# a noticeable part of building the statements (most nodes are names).
+LOAD, STORE = ast.Load(), ast.Store()
+
+
 def name(id_: str, store: bool = False) -> ast.Name:
-    return ast.Name(id=id_, ctx=ast.Store() if store else ast.Load())
+    return ast.Name(id=id_, ctx=STORE if store else LOAD)
 
 
 def const(value: Any) -> ast.expr:
@@ -117,7 +123,7 @@ def as_store(node: ast.expr) -> ast.expr:
 
 
 def same_target(a: ast.expr, b: ast.expr) -> bool:
-    return ast.dump(as_store(a)) == ast.dump(as_store(b))
+    return same_tree(as_store(a), as_store(b))
 
 
 class Simulator:

@@ -28,6 +28,7 @@ from framescope.decompiler.loops import Loop, LoopStructurer
 from framescope.decompiler.normalize import same_run
 from framescope.decompiler.patterns import MATCH_STARTS, MatchStructurer
 from framescope.decompiler.protected import ProtectedStructurer, Region, jump_chain
+from framescope.decompiler.sametree import same_tree
 from framescope.decompiler.simulate import Simulator, State
 from framescope.errors import DecompilationError
 
@@ -406,7 +407,7 @@ def laid_out_first(a: Optional[Block], b: Optional[Block]) -> bool:
 def common_tail(a: List[ast.stmt], b: List[ast.stmt]) -> List[ast.stmt]:
     """The statements both lists end with, when those end in a return or raise."""
     n = 0
-    while n < min(len(a), len(b)) and ast.dump(a[-1 - n]) == ast.dump(b[-1 - n]):
+    while n < min(len(a), len(b)) and same_tree(a[-1 - n], b[-1 - n]):
         n += 1
     if not n or not isinstance(a[-1], (ast.Return, ast.Raise)):
         return []
