@@ -109,16 +109,30 @@ def strip_trailing_continue(body: List[ast.stmt]) -> List[ast.stmt]:
 
 def as_assert(stmt: ast.stmt) -> ast.stmt:
     """``if not test: raise AssertionError(msg)`` with the compiler's own AssertionError → ``assert``."""
+    if isinstance(stmt, ast.Raise) and stmt.cause is None:
+        # 3.9+ drops the test of ``assert False, msg``, not the assertion.
+        exc = stmt.exc.func if isinstance(stmt.exc, ast.Call) else stmt.exc
+        if isinstance(exc, AssertionErrorName):
+            node = as_assert(ast.If(test=ast.UnaryOp(op=ast.Not(), operand=ast.Constant(value=False)),
+                                    body=[stmt], orelse=[]))
+            node._framescope_untested = True  # type: ignore[attr-defined]
+            return node
     if not (isinstance(stmt, ast.If) and not stmt.orelse and len(stmt.body) == 1):
         return stmt
+    if getattr(stmt.body[0], "_framescope_untested", False):  # the branch around it is its test
+        return ast.Assert(test=negate(stmt.test), msg=stmt.body[0].msg)  # type: ignore[attr-defined]
     raise_ = stmt.body[0]
     if not isinstance(raise_, ast.Raise) or raise_.cause is not None:
         return stmt
     exc, msg = raise_.exc, None
-    if isinstance(exc, ast.Call) and isinstance(exc.func, AssertionErrorName) and len(exc.args) == 1 \
-            and not exc.keywords:
+    test = stmt.test.operand if isinstance(stmt.test, ast.UnaryOp) and isinstance(stmt.test.op, ast.Not) else stmt.test
+    # 3.8 loads AssertionError as a global, as ``raise`` does; but an ``if`` on a constant
+    # test leaves no branch in the bytecode, an ``assert`` does (``assert False, msg``).
+    kinds = (AssertionErrorName, ast.Name) if isinstance(test, ast.Constant) else (AssertionErrorName,)
+    if isinstance(exc, ast.Call) and isinstance(exc.func, kinds) and exc.func.id == "AssertionError" \
+            and len(exc.args) == 1 and not exc.keywords:
         msg = exc.args[0]
-    elif not isinstance(exc, AssertionErrorName):
+    elif not (isinstance(exc, kinds) and exc.id == "AssertionError"):
         return stmt
     return ast.Assert(test=negate(stmt.test), msg=msg)
 

@@ -11,7 +11,8 @@ to canonical instructions, so the structurer sees one shape:
   for a with statement, the call of ``__exit__(None, None, None)``;
 * ``CALL_FINALLY`` → a copy of the body, then the next instruction;
 * ``POP_FINALLY`` → nothing (the copied body left nothing to pop);
-* ``END_FINALLY`` → ``RERAISE`` (only the exceptional path reaches it after this pass).
+* ``END_FINALLY`` → ``RERAISE`` (only the exceptional path reaches it after this pass);
+  in a with statement's handler, a jump past it when ``__exit__`` swallowed the exception.
 
 Copies get offsets past the end of the code, unique per copy.
 """
@@ -22,11 +23,18 @@ from framescope.decompiler.instructions import Handler, Instr
 SETUPS = ("SETUP_FINALLY", "SETUP_WITH", "SETUP_ASYNC_WITH")
 
 
-def inline_finally(instrs: List[Instr], code_size: int) -> List[Instr]:
+def inline_finally(instrs: List[Instr], code_size: int, copies: Optional[List[int]] = None,
+                   follow: Optional[int] = None) -> List[Instr]:
+    """``instrs`` with 3.8's shared finally code copied onto each normal path.
+
+    ``copies`` counts the copies made so far (copies of copies included), so that
+    each gets offsets of its own; ``follow`` is where control goes after the last
+    instruction (for a copy: the code after it).
+    """
+    copies = copies if copies is not None else [0]
     index = {ins.offset: i for i, ins in reversed(list(enumerate(instrs)))}
     handler_targets = {ins.handler.target for ins in instrs if ins.handler is not None}
     out: List[Instr] = []
-    copies = 0
     i = 0
     while i < len(instrs):
         ins = instrs[i]
@@ -35,9 +43,9 @@ def inline_finally(instrs: List[Instr], code_size: int) -> List[Instr]:
             out.extend(exit_call(ins))
             after = skip_with_cleanup(instrs, i)
             if instrs[i].offset in handler_targets:  # the with's shared exit code follows: jump past it
-                if after is not None:
-                    out.append(Instr("JUMP", None, ins.offset, instrs[after].offset, ins.line, ins.handler,
-                                     "BEGIN_FINALLY"))
+                past = instrs[after].offset if after is not None else follow
+                if past is not None:
+                    out.append(Instr("JUMP", None, ins.offset, past, ins.line, ins.handler, "BEGIN_FINALLY"))
             elif after is not None:  # its own copy (before a return): consumed here
                 i = after
             continue
@@ -47,21 +55,28 @@ def inline_finally(instrs: List[Instr], code_size: int) -> List[Instr]:
             if end is None:
                 out.append(ins)
                 continue
-            copies += 1
+            copies[0] += 1
             if ins.op == "BEGIN_FINALLY":
-                after = instrs[end + 1].offset if end + 1 < len(instrs) else None
+                after = instrs[end + 1].offset if end + 1 < len(instrs) else follow
             else:
-                after = instrs[i].offset if i < len(instrs) else None
-            out.extend(copy(instrs[start:end], copies * (code_size + 2), ins.handler, instrs[end].offset, after))
-            if ins.op == "BEGIN_FINALLY" and end + 1 < len(instrs):
-                out.append(Instr("JUMP", None, ins.offset, instrs[end + 1].offset, ins.line, ins.handler,
-                                 "BEGIN_FINALLY"))
+                after = instrs[i].offset if i < len(instrs) else follow
+            body = copy(instrs[start:end], copies[0] * (code_size + 2), code_size + 2, ins.handler,
+                        instrs[end].offset, after)
+            out.extend(inline_finally(body, code_size, copies, after))  # a with or finally inside it
+            if ins.op == "BEGIN_FINALLY" and after is not None:
+                out.append(Instr("JUMP", None, ins.offset, after, ins.line, ins.handler, "BEGIN_FINALLY"))
             continue
         if ins.op == "POP_FINALLY":
             continue
         if ins.raw == "WITH_CLEANUP_START":
             # The handler of a with statement: make it look like 3.9's.
             out.append(Instr("WITH_EXCEPT_START", None, ins.offset, None, ins.line, ins.handler, ins.raw))
+            continue
+        past = instrs[i + 1].offset if i + 1 < len(instrs) else follow
+        if ins.raw == "WITH_CLEANUP_FINISH" and i < len(instrs) and instrs[i].op == "END_FINALLY" and past is not None:
+            # ``END_FINALLY`` goes on after the with statement when ``__exit__`` swallowed the
+            # exception: 3.9 spells that as a jump on the result of ``__exit__``.
+            out.append(Instr("POP_JUMP_IF_TRUE", None, ins.offset, past, ins.line, ins.handler, ins.raw))
             continue
         if ins.op == "END_FINALLY":
             out.append(Instr("RERAISE", 0, ins.offset, None, ins.line, ins.handler, ins.raw))
@@ -104,23 +119,28 @@ def matching_end(instrs: List[Instr], start: int) -> Optional[int]:
     return None
 
 
-def copy(body: List[Instr], shift: int, handler: Optional[Handler], end: int, after: Optional[int]) -> List[Instr]:
-    """A copy of a finally body at offsets moved by ``shift``; jumps to its ``END_FINALLY`` go to ``after``."""
+def copy(body: List[Instr], base: int, span: int, handler: Optional[Handler], end: int,
+         after: Optional[int]) -> List[Instr]:
+    """A copy of a finally body at offsets from ``base`` on; jumps to its ``END_FINALLY`` go to ``after``.
+
+    Offsets are taken modulo ``span`` first: a copy of a copy gets offsets as unique as the first.
+    """
     inside = {ins.offset for ins in body}
+
+    def moved(offset: int) -> int:
+        return offset % span + base
+
     out = []
     for ins in body:
-        target = ins.target + shift if ins.target in inside else ins.target
+        target = moved(ins.target) if ins.target in inside else ins.target
         if ins.target == end and after is not None:
             target = after
         own = ins.handler
         if own is not None and own.target in inside:
-            own = Handler(own.target + shift, own.depth, own.lasti)
+            own = Handler(moved(own.target), own.depth, own.lasti)
         elif own is None or handler is None or own != handler:
             own = handler
-        op, arg = ins.op, ins.arg
-        if op == "END_FINALLY":
-            op, arg = "RERAISE", 0
-        out.append(Instr(op, arg, ins.offset + shift, target, ins.line, own, ins.raw))
+        out.append(Instr(ins.op, ins.arg, moved(ins.offset), target, ins.line, own, ins.raw))
     return out
 
 

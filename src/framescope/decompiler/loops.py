@@ -124,6 +124,11 @@ class LoopStructurer:
                 if target is None:
                     if succ.last.op in ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE") and \
                             not (is_for and pops_then_jumps(block)):
+                        original = self.left_region_copy(body, succ, exit)
+                        if original is not None:  # ``break`` to a copy of the code after the loop
+                            if original is not exit:
+                                counts[original] = counts.get(original, 0) + 1
+                            via.setdefault(original, set()).add(succ)
                         continue
                     target = succ
                 if target is exit:
@@ -158,8 +163,30 @@ class LoopStructurer:
             if block.catch is not None:
                 work.append(block.catch)
         dom = self.cfg.dom
-        return body | {b for b in self.cfg.blocks if b not in after and header in dom.get(b, ())
-                       and not self.ends_clause(header, b)}
+        extra = {b for b in self.cfg.blocks if b not in after and header in dom.get(b, ())
+                 and not self.ends_clause(header, b)}
+        if self.regions and self.regions[-1].contains(header):
+            # A loop inside a try or with body ends with it: what follows the region (a copy of
+            # the code after the statement that a break goes to, 3.10+) is not in the loop.
+            extra = {b for b in extra if self.regions[-1].contains(b)}
+        return body | extra
+
+    def left_region_copy(self, body: Set[Block], block: Block, exit: Optional[Block]) -> Optional[Block]:
+        """The block after the loop that ``block``, outside the region the loop is in, copies.
+
+        3.10+ copies the code after a with statement (its ``__exit__`` call and a short
+        ``return``) into the ``break`` that leaves the statement's body with the loop.
+        """
+        region = self.regions[-1] if self.regions else None
+        if region is None or exit is None or region.contains(block) or not any(region.contains(b) for b in body):
+            return None
+        current, seen = exit, 0
+        while current is not None and seen < 20:
+            if current is not block and same_run(current.instrs, block.instrs):
+                return current
+            current = current.fall if current.fall is not None else current.jump
+            seen += 1
+        return None
 
     def ends_clause(self, header: Block, block: Block) -> bool:
         """``POP_EXCEPT`` then a jump on, ending an except clause that contains the loop.
@@ -304,6 +331,8 @@ def break_copy(block: Block, exit: Block) -> Optional[int]:
     for index, ins in enumerate(block.instrs[:-1]):
         if index and block.instrs[index - 1].op in ("SWAP", "ROT"):
             continue  # ``return value`` inside the loop pops the iterator from under the value
+        if index and block.instrs[index - 1].op == "CALL":
+            continue  # the result of a call (a with statement's ``__exit__``), not the iterator
         if ins.op == "POP_TOP" and copied_tail(block.instrs[index + 1:], exit) is not None:
             return index
     return None

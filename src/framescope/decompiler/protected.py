@@ -13,8 +13,12 @@ from framescope.decompiler.cfg import Block, natural_loop, postdominators
 from framescope.decompiler.handlers import IMPLICIT, TRY, WITH, HandlerMap
 from framescope.decompiler.instructions import JUMPS, OR_POP_JUMPS, POP_JUMPS, Handler, Instr
 from framescope.decompiler.normalize import same_handling, same_run
-from framescope.decompiler.opcodes import handler_entry_values
+from framescope.decompiler.opcodes import PY, handler_entry_values
 from framescope.decompiler.simulate import ExceptEnd, State
+
+#: 3.10+ copies short code that ends the function (``return x``) into each block that goes
+#: there; before, such code after a statement exists once, so a copy of it is the source's own.
+COPIES_EXITS = PY >= (3, 10)
 
 
 class Region:
@@ -43,7 +47,13 @@ class ProtectedStructurer:
     """The try/with half of `structure.Structurer` (a mixin: it uses the walker's state)."""
 
     def repeats_after(self, instrs: List[Instr]) -> bool:
-        """Whether ``instrs`` repeat the code after the try statement whose clause is being built."""
+        """Whether ``instrs`` repeat the code after the try statement whose clause is being built.
+
+        Only 3.10+ copies it into the clauses: before, a clause that ends like the
+        function (``return``) wrote that statement itself.
+        """
+        if not COPIES_EXITS:
+            return False
         return bool(self.after_try) and repeated_tail(self.after_try[-1], instrs) is not None
 
     def name_cleanup(self, instrs, i: int, state: State) -> int:
@@ -62,7 +72,10 @@ class ProtectedStructurer:
         while current is not None and len(chain) < 100:
             if self.hmap.kind(current) != IMPLICIT:
                 chain.append(current)
-            current = self.hmap.block(current).handler
+            outer = self.hmap.block(current).handler
+            if outer is not None and PY < (3, 11) and outer.depth > current.depth:
+                break  # a try statement the handler's code starts with, above its exception: not around it
+            current = outer
         active = {region.handler for region in self.regions}
         fresh = [h for h in chain if h not in active]
         return fresh[-1] if fresh else None
@@ -73,6 +86,10 @@ class ProtectedStructurer:
         It does when the handler code loops back, or when every protected block is in
         the loop; a protected block after the loop means the try contains the loop.
         """
+        if PY < (3, 11) and any(latch.handler is not None and self.hmap.covers(latch, handler)
+                                for latch in self.back_edges[header]):
+            # Up to 3.10 the jump back of a loop around the try comes after its POP_BLOCK.
+            return False
         loop = natural_loop(header, self.back_edges[header])
         if self.hmap.block(handler) in loop:
             return True
@@ -172,6 +189,12 @@ class ProtectedStructurer:
         body_state = State(state.stack)
         body_end = self.region_body(block, handler, body_state, len(state.stack))
         hblock = self.hmap.block(handler)
+        if self.returns_constant(body_end, hblock) and len(body_state.stack) == len(state.stack):
+            # ``return <constant>`` ends the body: the compiler leaves the block first (the
+            # constant cannot raise), so the return follows the region, before the handler.
+            for ins in body_end.instrs:
+                self.sim.step(ins, body_state)
+            body_end = None
         entry = State(state.stack[:handler.depth] + handler_entry_values(handler.lasti))
         first = 0
         if hblock.instrs[0].op == "PUSH_EXC_INFO":
@@ -214,8 +237,10 @@ class ProtectedStructurer:
                 rest = State(st.stack)
                 self.walk(st.tail[0], None, rest, st.tail[1])
                 handler_node.body = [s for s in handler_node.body if not isinstance(s, ast.Pass)] + rest.stmts
+        if after is None and body_end is not None and not COPIES_EXITS:
+            after = self.dead_clause_exit(hblock, body_end)
         if after is None:
-            after = body_end
+            after = body_end if body_end is not None else self.unmatched_exit(hblock)
         elif body_end is not None and after in passed:
             pass  # the body jumps on through where the clauses go on: no else clause
         elif body_end is not None and not self.same_place(body_end, after):
@@ -230,6 +255,59 @@ class ProtectedStructurer:
         node = ast.Try(body=body_state.stmts or [ast.Pass()], handlers=handlers, orelse=orelse, finalbody=[])
         state.stmts.append(node)
         return after
+
+    def returns_constant(self, end: Optional[Block], hblock: Block) -> bool:
+        """Whether ``end`` is a ``return <constant>`` only the try body reaches, laid out before its handler."""
+        if COPIES_EXITS or end is None or len(end.preds) != 1 or end.index > hblock.index:
+            return False
+        return [ins.op for ins in end.instrs] == ["LOAD_CONST", "RETURN_VALUE"]
+
+    def dead_clause_exit(self, hblock: Block, body_end: Block) -> Optional[Block]:
+        """Where the clauses would go on, when none can reach its end (3.8-3.9 keep that code).
+
+        Every clause raises or returns, but the compiler still lays out each one's
+        ``POP_EXCEPT`` and jump to the code after the statement: when that is not where
+        the body goes, the body goes to an ``else`` clause first.
+        """
+        last = self.no_match(hblock)
+        if last is None:
+            return None
+        targets = set()
+        for block in self.cfg.blocks[hblock.index + 1:last.index]:
+            if block in self.cfg.dom or [ins.op for ins in block.instrs] != ["POP_EXCEPT", "JUMP"]:
+                continue
+            targets.add(block.jump)
+        if len(targets) != 1:
+            return None
+        target = targets.pop()
+        if target is None or follow_jumps(target) is follow_jumps(body_end):
+            return None
+        return target
+
+    def no_match(self, hblock: Block) -> Optional[Block]:
+        """The block that re-raises when no except clause matched."""
+        block, seen = hblock, 0
+        while block is not None and block.last.op == "POP_JUMP_IF_FALSE" and seen < 100:
+            if not any(ins.op in ("CHECK_EXC_MATCH", "EXC_MATCH") for ins in block.instrs):
+                return None
+            block, seen = block.jump, seen + 1
+        if block is None or len(block.instrs) != 1 or block.last.op != "RERAISE":
+            return None
+        return block
+
+    def unmatched_exit(self, hblock: Block) -> Optional[Block]:
+        """Where 3.8 goes on after a try statement whose body and clauses all leave.
+
+        Its ``END_FINALLY`` (re-raise when no clause matched) falls through to the code
+        after the statement; later versions end the handler with ``RERAISE``.
+        """
+        block = self.no_match(hblock)
+        if block is None or block.last.raw != "END_FINALLY":
+            return None
+        if block.index + 1 >= len(self.cfg.blocks):
+            return None
+        after = self.cfg.blocks[block.index + 1]
+        return None if after.last.op == "JUMP" and len(after.instrs) == 1 else after
 
     def dead_else_break(self, hblock: Block) -> bool:
         """3.8: whether a ``break`` that ended the else clause was left unreachable after the handler.

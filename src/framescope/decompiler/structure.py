@@ -29,7 +29,7 @@ from framescope.decompiler.normalize import same_run
 from framescope.decompiler.patterns import MATCH_STARTS, MatchStructurer
 from framescope.decompiler.protected import ProtectedStructurer, Region, jump_chain
 from framescope.decompiler.sametree import same_tree
-from framescope.decompiler.simulate import Simulator, State
+from framescope.decompiler.simulate import ExceptEnd, Simulator, State
 from framescope.errors import DecompilationError
 
 
@@ -95,7 +95,7 @@ class Structurer(LoopStructurer, ProtectedStructurer, MatchStructurer):
                 if len(state.stack) > depth:  # a return leaving the clause
                     return self.finish_return(block, state, depth)
                 loop_jump = self.loop_control(block, None)
-                if loop_jump is not None:
+                if loop_jump is not None and not self.released_after_reset(state):
                     state.stmts.append(loop_jump)
                     return None
                 if block.instrs[0].op == "POP_EXCEPT" and block.last.op == "JUMP" and releases(block.instrs[:-1]):
@@ -177,6 +177,21 @@ class Structurer(LoopStructurer, ProtectedStructurer, MatchStructurer):
                 if block is None:
                     return None
         return block
+
+    def released_after_reset(self, state: State) -> bool:
+        """Whether an ``except E as name`` clause just ran off its end the 3.8 way.
+
+        3.8 resets the name before ``POP_EXCEPT`` only at the clause's end; a ``break``,
+        ``continue`` or ``return`` leaving the clause releases the exception first.
+        """
+        stmts = state.stmts
+        if len(stmts) < 3 or not isinstance(stmts[-1], ExceptEnd):
+            return False
+        reset, delete = stmts[-3], stmts[-2]
+        return (isinstance(reset, ast.Assign) and len(reset.targets) == 1 and isinstance(reset.targets[0], ast.Name)
+                and isinstance(reset.value, ast.Constant) and reset.value.value is None
+                and isinstance(delete, ast.Delete) and len(delete.targets) == 1
+                and isinstance(delete.targets[0], ast.Name) and delete.targets[0].id == reset.targets[0].id)
 
     # -- conditionals ------------------------------------------------------------------------------
     def branch(self, block: Block, stop: Optional[Block], state: State) -> Optional[Block]:
