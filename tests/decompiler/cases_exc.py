@@ -79,4 +79,8 @@ CASES: List[Case] = [
          "    except BaseException as exc:\n        try:\n            s.append(len(exc.args))\n        except KeyError:\n"
          "            raise\n        except BaseException:\n            log.append(1)",
          ["([1], [])", "([], [])", "(None, [])", "({}, [])"]),
+    Case("exc_while_true_clause_returns",
+         "def f(it, d):\n    while True:\n        try:\n            return d[next(it)]\n"
+         "        except StopIteration:\n            return None\n        except KeyError:\n            continue",
+         ["(iter([1, 2]), {2: 'b'})", "(iter([1]), {})", "(iter([]), {})"]),
 ]
