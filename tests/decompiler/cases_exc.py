@@ -83,4 +83,10 @@ CASES: List[Case] = [
          "def f(it, d):\n    while True:\n        try:\n            return d[next(it)]\n"
          "        except StopIteration:\n            return None\n        except KeyError:\n            continue",
          ["(iter([1, 2]), {2: 'b'})", "(iter([1]), {})", "(iter([]), {})"]),
+    Case("exc_return_from_loop_in_except_clause",
+         "def f(start, vals):\n    if not vals:\n        return start\n    try:\n        last = vals[-1]\n"
+         "        if last == 3:\n            return last + 1\n        else:\n            raise TypeError\n"
+         "    except TypeError:\n        for v in reversed(vals):\n            try:\n                return v + 1\n"
+         "            except TypeError:\n                pass\n        return start",
+         ["(0, [])", "(0, [1, 3])", "(0, [1, 2])", "(0, [1, 'a'])", "(0, ['a', 'b'])"]),
 ]
