@@ -89,4 +89,9 @@ CASES: List[Case] = [
          "    except TypeError:\n        for v in reversed(vals):\n            try:\n                return v + 1\n"
          "            except TypeError:\n                pass\n        return start",
          ["(0, [])", "(0, [1, 3])", "(0, [1, 2])", "(0, [1, 'a'])", "(0, ['a', 'b'])"]),
+    Case("exc_return_from_loop_in_with",
+         "import io\ndef f(text, name):\n    fp = io.StringIO(text)\n    with fp:\n"
+         "        for n, line in enumerate(fp, start=1):\n            if line == name:\n                return name, n\n"
+         "    return None",
+         ["('a\\nb\\n', 'b\\n')", "('a\\n', 'c')"]),
 ]
