@@ -79,4 +79,19 @@ CASES: List[Case] = [
          "    except BaseException as exc:\n        try:\n            s.append(len(exc.args))\n        except KeyError:\n"
          "            raise\n        except BaseException:\n            log.append(1)",
          ["([1], [])", "([], [])", "(None, [])", "({}, [])"]),
+    Case("exc_while_true_clause_returns",
+         "def f(it, d):\n    while True:\n        try:\n            return d[next(it)]\n"
+         "        except StopIteration:\n            return None\n        except KeyError:\n            continue",
+         ["(iter([1, 2]), {2: 'b'})", "(iter([1]), {})", "(iter([]), {})"]),
+    Case("exc_return_from_loop_in_except_clause",
+         "def f(start, vals):\n    if not vals:\n        return start\n    try:\n        last = vals[-1]\n"
+         "        if last == 3:\n            return last + 1\n        else:\n            raise TypeError\n"
+         "    except TypeError:\n        for v in reversed(vals):\n            try:\n                return v + 1\n"
+         "            except TypeError:\n                pass\n        return start",
+         ["(0, [])", "(0, [1, 3])", "(0, [1, 2])", "(0, [1, 'a'])", "(0, ['a', 'b'])"]),
+    Case("exc_return_from_loop_in_with",
+         "import io\ndef f(text, name):\n    fp = io.StringIO(text)\n    with fp:\n"
+         "        for n, line in enumerate(fp, start=1):\n            if line == name:\n                return name, n\n"
+         "    return None",
+         ["('a\\nb\\n', 'b\\n')", "('a\\n', 'c')"]),
 ]

@@ -122,7 +122,7 @@ class LoopStructurer:
                     via.setdefault(target, set()).add(succ)
                     continue
                 if target is None:
-                    if succ.last.op in ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE") and \
+                    if leaves_function(succ) and \
                             not (is_for and pops_then_jumps(block)):
                         original = self.left_region_copy(body, succ, exit)
                         if original is not None:  # ``break`` to a copy of the code after the loop
@@ -359,6 +359,17 @@ def pops_then_jumps(block: Block) -> bool:
     instrs = block.instrs
     return (len(instrs) >= 2 and instrs[-1].op == "JUMP" and instrs[-2].op == "POP_TOP"
             and (len(instrs) < 3 or instrs[-3].op not in ("SWAP", "ROT")))
+
+
+def leaves_function(block: Block) -> bool:
+    """Whether straight-line code from ``block`` ends in a return or raise (not a break).
+
+    An except clause that returns may span blocks: ``POP_EXCEPT`` starts a new one.
+    """
+    seen = 0
+    while block.jump is None and block.fall is not None and block.last.op != "JUMP" and seen < 10:
+        block, seen = block.fall, seen + 1
+    return block.last.op in ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE")
 
 
 def trampoline_target(block: Block) -> Optional[Block]:

@@ -491,6 +491,8 @@ def split_loop_tails(cfg: CFG) -> bool:
                 if ins.op != "POP_TOP" or (index and block.instrs[index - 1].op in ("SWAP", "ROT")):
                     continue  # not a break: ``return value`` pops the iterator from under the value
                 tail = block.instrs[index + 1:]
+                if tail[0].op == "RETURN_VALUE":
+                    continue  # the value was computed before: the popped value is no iterator
                 n = len(exit.instrs)
                 if n > len(tail) and same_run(exit.instrs[n - len(tail):], tail):
                     cfg.split(exit, n - len(tail))

@@ -390,10 +390,11 @@ class ProtectedStructurer:
         """
         seen = 0
         value = state.stack[-1] if len(state.stack) > depth else None
-        # Leaving a ``with`` on the way also pops its context manager from below the value:
-        # the return goes on while the value is on top, whatever the depth.
+        # Leaving a ``with`` on the way also pops its context manager from below the value, and
+        # leaving a loop in an except clause swaps the value under the saved exception: the return
+        # goes on while the value is on the stack, whatever the depth.
         while end is not None and (len(state.stack) > depth or exit_pending(state)
-                                   or (value is not None and state.stack and state.stack[-1] is value)) \
+                                   or (value is not None and any(x is value for x in state.stack))) \
                 and seen < 10:
             seen += 1
             if end in self.cfg.finally_copies:  # the finally body runs before the return: skip it
