@@ -56,4 +56,26 @@ CASES: List[Case] = [
          "                except StopIteration:\n                    return\n            x = got.pop()\n"
          "            yield (x, got and got[-1] or x)\n    return list(g())",
          ["([1, 2, 0, 3, 4, 5],)", "([],)"]),
+    # A for loop whose else clause raises: code after the loop is reached only by ``break``.
+    Case("loops_for_else_raises_in_except",
+         "def f(errs, code):\n    try:\n        raise OSError(code)\n    except OSError as why:\n"
+         "        for err in errs:\n            if why.args[0] == err:\n                break\n        else:\n"
+         "            raise\n    return 'ok'",
+         ["([1, 2], 2)", "([1, 2], 3)", "([], 1)"]),
+    Case("loops_for_else_returns",
+         "def f(xs):\n    for x in xs:\n        if x > 2:\n            break\n    else:\n        return None\n"
+         "    y = x * 2\n    return y",
+         ["([1, 5],)", "([1],)"]),
+    # Pops before jumps that are not ``break``: a chained comparison's spare operand, a
+    # statement's value before a jump back.
+    Case("loops_chained_compare_then_raise",
+         "def f(xs):\n    out = []\n    for d in xs:\n        if isinstance(d, int) and 0 <= d <= 9:\n"
+         "            out.append(d)\n        else:\n            raise ValueError(d)\n    return out",
+         ["([1, 2],)", "([1, 20],)", "(['a'],)"]),
+    Case("loops_endless_inner_loop",
+         "def f(grouping):\n    def g():\n        last = None\n        for i in grouping:\n            if i == 5:\n"
+         "                return\n            if i == 0:\n                if last is None:\n"
+         "                    raise ValueError('no')\n                while True:\n                    yield last\n"
+         "            yield i\n            last = i\n    it = g()\n    return [next(it) for _ in range(4)]",
+         ["([1, 2, 0],)", "([0],)", "([1, 5, 7, 8],)"]),
 ]

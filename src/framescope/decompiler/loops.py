@@ -123,7 +123,7 @@ class LoopStructurer:
                     continue
                 if target is None:
                     if leaves_function(succ) and \
-                            not (is_for and pops_then_jumps(block)):
+                            not (is_for and break_exit(block) is succ):
                         original = self.left_region_copy(body, succ, exit)
                         if original is not None:  # ``break`` to a copy of the code after the loop
                             if original is not exit:
@@ -154,6 +154,8 @@ class LoopStructurer:
             return body
         after: Set[Block] = set()
         work = [exit]
+        if header.instrs[0].op == "FOR_ITER":
+            work.extend(self.break_targets(header, body))
         while work:
             block = work.pop()
             if block in after or block is header:
@@ -203,6 +205,30 @@ class LoopStructurer:
             return False
         clause = max(entries, key=lambda b: len(dom.get(b, ())))
         return clause in dom.get(header, ())
+
+    def break_targets(self, header: Block, body: Set[Block]) -> List[Block]:
+        """Where the ``break`` statements of the ``for`` loop at ``header`` jump (code after the loop).
+
+        A ``break`` pops the iterator and jumps (or, 3.13+, falls into the code after the loop
+        when that starts a new block); when the loop's exit raises or returns, this is the only
+        way to the code after the loop.  Pops inside a nested ``for`` may be its breaks, so only
+        blocks no other loop header dominates count.
+        """
+        dom = self.cfg.dom
+        inner = [b for b in self.cfg.blocks if b is not header and b.instrs[0].op == "FOR_ITER"
+                 and header in dom.get(b, ())]
+        targets = []
+        for block in self.cfg.blocks:
+            doms = dom.get(block, ())
+            if block is header or header not in doms or any(b in doms for b in inner):
+                continue
+            target = break_exit(block)
+            # A jump back pops a statement's value; a chained comparison pops its spare operand
+            # before jumping to where the test's other failures go too.
+            if target is not None and target.index > block.index and all(
+                    p is header or break_exit(p) is target for p in target.preds):
+                targets.append(target)
+        return targets
 
     def for_loop(self, header: Block, body: Set[Block], state: State) -> Optional[Block]:
         iterator = state.stack[-1] if state.stack else None
@@ -370,6 +396,22 @@ def leaves_function(block: Block) -> bool:
     while block.jump is None and block.fall is not None and block.last.op != "JUMP" and seen < 10:
         block, seen = block.fall, seen + 1
     return block.last.op in ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE")
+
+
+def break_exit(block: Block) -> Optional[Block]:
+    """Where ``block`` goes after popping the loop's iterator, when it ends that way (a ``break``).
+
+    3.13+ lets a ``break`` out of an except clause fall into the clause's end when that
+    is laid out next; the lone pops right after a handler's test (``except E:``, a ``with``
+    swallowing the exception) are not one.
+    """
+    if pops_then_jumps(block):
+        return block.jump
+    if (len(block.instrs) == 1 and block.last.op == "POP_TOP" and block.jump is None and block.fall is not None
+            and block.fall.instrs[0].op == "POP_EXCEPT"
+            and not any(p.instrs[0].op == "PUSH_EXC_INFO" for p in block.preds)):
+        return block.fall
+    return None
 
 
 def trampoline_target(block: Block) -> Optional[Block]:
