@@ -78,4 +78,11 @@ CASES: List[Case] = [
          "                    raise ValueError('no')\n                while True:\n                    yield last\n"
          "            yield i\n            last = i\n    it = g()\n    return [next(it) for _ in range(4)]",
          ["([1, 2, 0],)", "([0],)", "([1, 5, 7, 8],)"]),
+    # ``return`` in a for loop in a try: the iterator is popped inside the try, the
+    # return itself runs after it.
+    Case("loops_return_from_for_in_try",
+         "def f(opts, seen):\n    try:\n        for opt, val in opts:\n            if opt == '-b':\n"
+         "                seen.append(val)\n            if opt == '-k':\n                seen.append(-val)\n"
+         "                return\n        if seen:\n            return seen\n    except ValueError:\n        return 'bad'",
+         ["([('-b', 1), ('-k', 2), ('-b', 3)], [])", "([('-b', 1)], [])", "([('-x',)], [])", "([], [])"]),
 ]

@@ -233,7 +233,15 @@ class Structurer(LoopStructurer, ProtectedStructurer, MatchStructurer):
             state.stack.append(self.value_join(cond, true_state.stack[-1], false_state.stack[-1]))
             return join
         if true_end is not None and false_end is not None and len(true_state.stack) != len(false_state.stack):
-            raise self.error("branches leave different stacks", block)
+            # An arm that popped its loop's iterator before leaving a protected region goes on to
+            # a return: the rest of the return runs after the region's end.
+            true_path, false_path = self.exit_path(true_end), self.exit_path(false_end)
+            if self.regions and len(true_state.stack) < len(false_state.stack) and ends_function(true_path):
+                true_end = self.finish_exit(true_path, true_state)
+            elif self.regions and len(false_state.stack) < len(true_state.stack) and ends_function(false_path):
+                false_end = self.finish_exit(false_path, false_state)
+            else:
+                raise self.error("branches leave different stacks", block)
         if true_end is not None and false_end is not None and true_end is not false_end:
             # An arm may stop at a block that only jumps on to where the other arm stopped.
             if false_end in jump_chain(true_end):
@@ -408,6 +416,11 @@ def is_bare_raise(instrs) -> bool:
     """A lone ``raise`` or the re-raise ending a ``finally`` (3.11+ copies such small exits after
     ``POP_EXCEPT`` into an except clause)."""
     return len(instrs) == 1 and instrs[0].op in ("RAISE_VARARGS", "RERAISE") and instrs[0].arg == 0
+
+
+def ends_function(path: Optional[List[Block]]) -> bool:
+    """Whether an exit path (see `exit_path`) ends in a return or raise."""
+    return bool(path) and path[-1].last.op in ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE")
 
 
 def is_builtin_check(test: ast.expr) -> bool:
