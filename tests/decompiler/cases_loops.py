@@ -85,4 +85,11 @@ CASES: List[Case] = [
          "                seen.append(val)\n            if opt == '-k':\n                seen.append(-val)\n"
          "                return\n        if seen:\n            return seen\n    except ValueError:\n        return 'bad'",
          ["([('-b', 1), ('-k', 2), ('-b', 3)], [])", "([('-b', 1)], [])", "([('-x',)], [])", "([], [])"]),
+    # ``break`` out of a for loop in an except clause, the loop's else raising, in nested trys.
+    Case("loops_break_in_except_in_try",
+         "def f(d, items, value):\n    try:\n        try:\n            m = d[value]\n        except TypeError:\n"
+         "            for name, c in items:\n                if c == value[0]:\n                    m = name\n"
+         "                    break\n            else:\n                raise KeyError\n    except KeyError:\n"
+         "        m = None\n    return m",
+         ["({1: 'a'}, [], 1)", "({}, [('x', 2)], [2])", "({}, [('x', 2)], [3])", "({}, [], 5)"]),
 ]

@@ -16,7 +16,7 @@ from framescope.decompiler.cleanup import build as build_comprehension
 from framescope.decompiler.cleanup import collect as collect_generators
 from framescope.decompiler.conditions import collect_condition
 from framescope.decompiler.instructions import Instr
-from framescope.decompiler.normalize import same_run
+from framescope.decompiler.normalize import STATEMENT_ENDS, same_run
 from framescope.decompiler.simulate import CompAppend, State
 from framescope.errors import DecompilationError
 
@@ -402,12 +402,15 @@ def break_exit(block: Block) -> Optional[Block]:
     """Where ``block`` goes after popping the loop's iterator, when it ends that way (a ``break``).
 
     3.13+ lets a ``break`` out of an except clause fall into the clause's end when that
-    is laid out next; the lone pops right after a handler's test (``except E:``, a ``with``
-    swallowing the exception) are not one.
+    is laid out next (a pop right after a statement pops no value of its own); the pops
+    right after a handler's test (``except E:``, a ``with`` swallowing the exception) are
+    not one.
     """
     if pops_then_jumps(block):
         return block.jump
-    if (len(block.instrs) == 1 and block.last.op == "POP_TOP" and block.jump is None and block.fall is not None
+    instrs = block.instrs
+    if (instrs[-1].op == "POP_TOP" and (len(instrs) == 1 or instrs[-2].op in STATEMENT_ENDS)
+            and block.jump is None and block.fall is not None
             and block.fall.instrs[0].op == "POP_EXCEPT"
             and not any(p.instrs[0].op == "PUSH_EXC_INFO" for p in block.preds)):
         return block.fall
