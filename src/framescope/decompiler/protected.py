@@ -520,6 +520,8 @@ class ProtectedStructurer:
 def outside_with(stack: list) -> list:
     """The stack around a with statement, from the one its body starts with."""
     stack = stack[:-1]
+    if len(stack) >= 2 and isinstance(stack[-1], v.Null) and isinstance(stack[-2], v.WithExit):
+        return stack[:-2]  # 3.14: ``__exit__`` and the slot of its ``self`` below the entered value
     if stack and isinstance(stack[-1], v.WithExit):
         stack = stack[:-1]  # ``__exit__`` was pushed below the entered value
     return stack
