@@ -11,8 +11,7 @@ to canonical instructions, so the structurer sees one shape:
   for a with statement, the call of ``__exit__(None, None, None)``;
 * ``CALL_FINALLY`` → a copy of the body, then the next instruction;
 * ``POP_FINALLY`` → nothing (the copied body left nothing to pop);
-* ``END_FINALLY`` → ``RERAISE`` (only the exceptional path reaches it after this pass);
-  in a with statement's handler, a jump past it when ``__exit__`` swallowed the exception.
+* ``END_FINALLY`` → ``RERAISE`` (only the exceptional path reaches it after this pass).
 
 Copies get offsets past the end of the code, unique per copy.
 """
@@ -71,12 +70,6 @@ def inline_finally(instrs: List[Instr], code_size: int, copies: Optional[List[in
         if ins.raw == "WITH_CLEANUP_START":
             # The handler of a with statement: make it look like 3.9's.
             out.append(Instr("WITH_EXCEPT_START", None, ins.offset, None, ins.line, ins.handler, ins.raw))
-            continue
-        past = instrs[i + 1].offset if i + 1 < len(instrs) else follow
-        if ins.raw == "WITH_CLEANUP_FINISH" and i < len(instrs) and instrs[i].op == "END_FINALLY" and past is not None:
-            # ``END_FINALLY`` goes on after the with statement when ``__exit__`` swallowed the
-            # exception: 3.9 spells that as a jump on the result of ``__exit__``.
-            out.append(Instr("POP_JUMP_IF_TRUE", None, ins.offset, past, ins.line, ins.handler, ins.raw))
             continue
         if ins.op == "END_FINALLY":
             out.append(Instr("RERAISE", 0, ins.offset, None, ins.line, ins.handler, ins.raw))

@@ -17,8 +17,13 @@ from framescope.decompiler.cleanup import collect as collect_generators
 from framescope.decompiler.conditions import collect_condition
 from framescope.decompiler.instructions import Instr
 from framescope.decompiler.normalize import STATEMENT_ENDS, same_run
+from framescope.decompiler.opcodes import PY
 from framescope.decompiler.simulate import CompAppend, State
 from framescope.errors import DecompilationError
+
+
+#: 3.10+ copies short code that ends the function into each block that goes there.
+COPIES_EXITS = PY >= (3, 10)
 
 
 class Loop:
@@ -168,9 +173,9 @@ class LoopStructurer:
         extra = {b for b in self.cfg.blocks if b not in after and header in dom.get(b, ())
                  and not self.ends_clause(header, b)}
         if self.regions and self.regions[-1].contains(header):
-            # A loop inside a try or with body ends with it: what follows the region (a copy of
-            # the code after the statement that a break goes to, 3.10+) is not in the loop.
-            extra = {b for b in extra if self.regions[-1].contains(b)}
+            # A copy of the code after a with statement that a break goes to (3.10+) follows
+            # the loop, not in it.
+            extra = {b for b in extra if self.regions[-1].contains(b) or self.left_region_copy(body, b, exit) is None}
         return body | extra
 
     def left_region_copy(self, body: Set[Block], block: Block, exit: Optional[Block]) -> Optional[Block]:
@@ -180,7 +185,8 @@ class LoopStructurer:
         ``return``) into the ``break`` that leaves the statement's body with the loop.
         """
         region = self.regions[-1] if self.regions else None
-        if region is None or exit is None or region.contains(block) or not any(region.contains(b) for b in body):
+        if not COPIES_EXITS or region is None or exit is None or region.contains(block) \
+                or not any(region.contains(b) for b in body):
             return None
         current, seen = exit, 0
         while current is not None and seen < 20:
