@@ -94,4 +94,9 @@ CASES: List[Case] = [
          "        for n, line in enumerate(fp, start=1):\n            if line == name:\n                return name, n\n"
          "    return None",
          ["('a\\nb\\n', 'b\\n')", "('a\\n', 'c')"]),
+    Case("exc_while_else_break_in_with",
+         "import threading\ndef f(s, blocking):\n    rc = False\n    with threading.Lock():\n        while s[0] == 0:\n"
+         "            if not blocking:\n                break\n            s[0] += 1\n        else:\n"
+         "            s[0] -= 1\n            rc = True\n    return rc, s",
+         ["([0], False)", "([0], True)", "([3], False)"]),
 ]

@@ -10,7 +10,6 @@ PY = sys.version_info[:2]
 
 #: Cases the decompiler does not handle yet on some versions: name → (versions, reason).
 KNOWN_FAILURES = {
-    "old_while_else_break_in_with": ({(3, 12), (3, 13)}, "3.12+: a break leaving a with statement is placed differently"),
 }
 
 

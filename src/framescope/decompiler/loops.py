@@ -127,8 +127,8 @@ class LoopStructurer:
                     via.setdefault(target, set()).add(succ)
                     continue
                 if target is None:
-                    if leaves_function(succ) and \
-                            not (is_for and break_exit(block) is succ):
+                    if leaves_function(succ) and not (is_for and break_exit(block) is succ) \
+                            and not falls_into(exit, succ):
                         original = self.left_region_copy(body, succ, exit)
                         if original is not None:  # ``break`` to a copy of the code after the loop
                             if original is not exit:
@@ -391,6 +391,23 @@ def pops_then_jumps(block: Block) -> bool:
     instrs = block.instrs
     return (len(instrs) >= 2 and instrs[-1].op == "JUMP" and instrs[-2].op == "POP_TOP"
             and (len(instrs) < 3 or instrs[-3].op not in ("SWAP", "ROT")))
+
+
+def falls_into(start: Optional[Block], target: Block) -> bool:
+    """Whether straight-line code from ``start`` (a loop's exit: its else clause) reaches ``target``.
+
+    Then a jump to ``target`` from inside the loop is a ``break`` past the else clause, even
+    when ``target`` returns (the end of an enclosing with statement and of the function).
+    A short walk: an else clause that long is no straight line worth following.
+    """
+    steps = 0
+    while start is not None and steps < 20:
+        if start is target:
+            return True
+        if start.jump is not None and start.last.op != "JUMP":
+            return False
+        start, steps = (start.fall if start.fall is not None else start.jump), steps + 1
+    return False
 
 
 def leaves_function(block: Block) -> bool:
