@@ -40,6 +40,15 @@ class Block:
     def succs(self) -> List["Block"]:
         return [b for b in (self.fall, self.jump) if b is not None]
 
+    def __post_init__(self) -> None:
+        # Blocks are compared by identity but hashed by where they start, so that sets of
+        # blocks iterate in the same order in every run: the output must not depend on
+        # memory addresses.  (A block's start never changes; its index does.)
+        self._hash = self.instrs[0].offset if self.instrs else -1
+
+    def __hash__(self) -> int:
+        return self._hash
+
     def __repr__(self) -> str:
         return "<Block %d @%d>" % (self.index, self.start)
 
