@@ -10,4 +10,7 @@ CASES: List[Case] = [
          ["([0, 2],)", "([0],)"]),
     Case("expr_assert_after_shared_raise", "def f(s):\n    assert isinstance(s, int)\n    assert 0 <= s < 24\n"
          "    return s", ["(3,)", "(30,)", "('a',)"]),
+    Case("expr_unpack_then_chain", "def f(g):\n    i, j, k = x = g()\n    return i, j, k, x", ["(lambda: (1, 2, 3),)"]),
+    Case("expr_chain_then_unpack", "def f(h):\n    y = z = (m, *n) = h\n    p = (q, r) = h[:2]\n"
+         "    return y, z, m, n, p, q, r", ["([1, 2, 3],)", "((4, 5),)"]),
 ]
