@@ -13,4 +13,12 @@ CASES: List[Case] = [
     Case("expr_unpack_then_chain", "def f(g):\n    i, j, k = x = g()\n    return i, j, k, x", ["(lambda: (1, 2, 3),)"]),
     Case("expr_chain_then_unpack", "def f(h):\n    y = z = (m, *n) = h\n    p = (q, r) = h[:2]\n"
          "    return y, z, m, n, p, q, r", ["([1, 2, 3],)", "((4, 5),)"]),
+    Case("expr_break_to_shared_tail", "def f(fmt, d):\n    if fmt is None:\n        for info in d:\n"
+         "            if info > 2:\n                p = info\n                break\n        else:\n"
+         "            raise KeyError(d)\n    else:\n        p = fmt\n    q = p + 1\n    return q * 2",
+         ["(None, [1, 5])", "(None, [1])", "(7, [])"]),
+    Case("expr_if_then_break", "def f(names, lookup):\n    for n in names:\n        v = lookup.get(n)\n"
+         "        if v:\n            if n == 'L':\n                v = v.split(':')[0]\n            break\n"
+         "    else:\n        v = 'C'\n    return v",
+         ["(['A', 'L'], {'L': 'x:y'})", "(['A'], {'A': 'a'})", "(['B'], {})"]),
 ]

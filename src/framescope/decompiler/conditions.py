@@ -144,6 +144,8 @@ def resolve_pops(cond: Cond) -> Cond:
             continue
         if not pops and block.last.op != "JUMP":
             continue
+        if any(isinstance(x, v.Iterator) for x in arm.stack[len(arm.stack) - len(pops):]):
+            continue  # popping a ``for`` loop's iterator and jumping on is a ``break``
         setattr(cond, side + "_block", dest)
         setattr(cond, side + "_state", State(arm.stack[:len(arm.stack) - len(pops)]))
     return cond

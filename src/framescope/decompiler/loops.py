@@ -123,7 +123,7 @@ class LoopStructurer:
                     continue
                 if target is None:
                     if leaves_function(succ) and \
-                            not (is_for and pops_then_jumps(block)):
+                            not (is_for and pops_and_jumps(block, succ)):
                         original = self.left_region_copy(body, succ, exit)
                         if original is not None:  # ``break`` to a copy of the code after the loop
                             if original is not exit:
@@ -350,15 +350,18 @@ def copied_tail(tail: List[Instr], exit: Block) -> Optional[Block]:
     return None
 
 
-def pops_then_jumps(block: Block) -> bool:
-    """Whether ``block`` pops the loop's iterator and jumps away: a ``break`` after some statements.
+def pops_and_jumps(block: Block, succ: Block) -> bool:
+    """Whether ``block`` pops the loop's iterator and jumps to ``succ``: a ``break`` after some statements.
 
     The code after the loop may end in a return, but only ``break`` pops the iterator
     before jumping there (``return`` in a loop swaps its value above the iterator first).
     """
     instrs = block.instrs
-    return (len(instrs) >= 2 and instrs[-1].op == "JUMP" and instrs[-2].op == "POP_TOP"
-            and (len(instrs) < 3 or instrs[-3].op not in ("SWAP", "ROT")))
+    if block.jump is not succ or instrs[-1].op != "JUMP":
+        return False
+    if len(instrs) == 1:  # 3.11+: the break jumps to a lone jump on
+        return bool(block.preds) and all(len(p.instrs) > 1 and pops_and_jumps(p, block) for p in block.preds)
+    return instrs[-2].op == "POP_TOP" and (len(instrs) < 3 or instrs[-3].op not in ("SWAP", "ROT"))
 
 
 def leaves_function(block: Block) -> bool:
