@@ -21,4 +21,9 @@ CASES: List[Case] = [
          "        if v:\n            if n == 'L':\n                v = v.split(':')[0]\n            break\n"
          "    else:\n        v = 'C'\n    return v",
          ["(['A', 'L'], {'L': 'x:y'})", "(['A'], {'A': 'a'})", "(['B'], {})"]),
+    Case("expr_break_else_raise", "def f(name, n):\n    parts = name.split('/')\n    for i in range(1, len(parts)):\n"
+         "        head = '/'.join(parts[:i])\n        name = '/'.join(parts[i:])\n"
+         "        if len(head) <= n and len(name) <= n:\n            break\n    else:\n"
+         "        raise ValueError('too long')\n    return head, name",
+         ["('ab/cd/ef', 5)", "('abcdef/g', 2)", "('a/b', 1)"]),
 ]
