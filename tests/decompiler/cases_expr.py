@@ -26,4 +26,7 @@ CASES: List[Case] = [
          "        if len(head) <= n and len(name) <= n:\n            break\n    else:\n"
          "        raise ValueError('too long')\n    return head, name",
          ["('ab/cd/ef', 5)", "('abcdef/g', 2)", "('a/b', 1)"]),
+    Case("expr_dead_code_local", "def f(text, margin):\n    text = text.strip()\n    if 0 and margin:\n"
+         "        for line in text.split():\n            assert line.startswith(margin)\n    return text",
+         ["(' a b ', 'a')"]),
 ]
