@@ -29,4 +29,6 @@ CASES: List[Case] = [
     Case("expr_dead_code_local", "def f(text, margin):\n    text = text.strip()\n    if 0 and margin:\n"
          "        for line in text.split():\n            assert line.startswith(margin)\n    return text",
          ["(' a b ', 'a')"]),
+    Case("expr_unpack_repeated_target", "def f(url):\n    nil, netloc, nil, nil, nil = url.split('/')\n"
+         "    return netloc, nil", ["('a/b/c/d/e',)"]),
 ]

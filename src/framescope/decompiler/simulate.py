@@ -310,7 +310,7 @@ class Simulator:
         elts = list(group.targets)
         for i, target in enumerate(elts):
             if target is DEAD:
-                later = [t for t in elts[i + 1:] if isinstance(t, ast.Name)]
+                later = [t for t in elts[i + 1:] if isinstance(t, ast.Name) and t is not DEAD]
                 if not later:
                     raise DecompilationError("unpacking target dropped")
                 elts[i] = name(later[0].id, True)
