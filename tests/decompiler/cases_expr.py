@@ -31,4 +31,7 @@ CASES: List[Case] = [
          ["(' a b ', 'a')"]),
     Case("expr_unpack_repeated_target", "def f(url):\n    nil, netloc, nil, nil, nil = url.split('/')\n"
          "    return netloc, nil", ["('a/b/c/d/e',)"]),
+    Case("expr_with_return_then_suppressed", "import contextlib\nclass N:\n    base = [3, 1]\n"
+         "def f(self):\n    with contextlib.suppress(AttributeError):\n        return self.names\n"
+         "    self.names = sorted(self.base)\n    return self.names", ["(N(),)"]),
 ]
