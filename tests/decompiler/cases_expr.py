@@ -39,4 +39,9 @@ CASES: List[Case] = [
          ["(3, 4)", "(-1, 4)", "(3, 'x')", "(90000, 1)"]),
     Case("expr_chain_inside_and", "def f(a, b, c):\n    if a and 0 <= b < 10 and c:\n        return 1\n    return 2",
          ["(1, 5, 1)", "(1, 50, 1)", "(0, 5, 1)", "(1, 5, 0)"]),
+    Case("expr_if_around_try_test", "def f(flag, entries, ign):\n    out = []\n    for entry in entries:\n"
+         "        if flag:\n            try:\n                if not entry.real:\n                    continue\n"
+         "            except AttributeError as e:\n                if not ign(e):\n                    raise\n"
+         "                continue\n        out.append(entry)\n    return out",
+         ["(1, [1, 0, 'a'], bool)", "(0, [1, 0], bool)", "(1, ['a'], lambda e: 0)"]),
 ]
