@@ -44,4 +44,15 @@ CASES: List[Case] = [
          "            except AttributeError as e:\n                if not ign(e):\n                    raise\n"
          "                continue\n        out.append(entry)\n    return out",
          ["(1, [1, 0, 'a'], bool)", "(0, [1, 0], bool)", "(1, ['a'], lambda e: 0)"]),
+    Case("expr_return_from_nested_loops", "def f(rows, log):\n    for row in rows:\n        for x in row:\n"
+         "            if x > 2:\n                log.append(x)\n                return\n            log.append(-x)\n"
+         "    log.append(0)\n    return log", ["([[1], [2, 3, 4]], [])", "([[1]], [])"]),
+    Case("expr_bare_return_from_nested_loops", "def f(rows, log):\n    for row in rows:\n        for x in row:\n"
+         "            if x > 2:\n                return\n            log.append(-x)\n    log.append(0)",
+         ["([[1], [2, 3, 4]], [])", "([[1]], [])"]),
+    Case("expr_nested_for_else_return", "def f(attrs, mro):\n    for attr in attrs:\n        for base in mro:\n"
+         "            if attr in base:\n                if base[attr] is None:\n                    return 'none'\n"
+         "                break\n            if attr > 'm':\n                break\n        else:\n"
+         "            return 'missing'\n    return True",
+         ["(['a'], [{'a': 1}])", "(['a'], [{'a': None}])", "(['a', 'b'], [{'a': 1}])", "(['z'], [{}])"]),
 ]

@@ -179,7 +179,7 @@ class LoopStructurer:
             extra = {b for b in extra if self.regions[-1].contains(b)}
         extended = body | extra
         if is_for:
-            extended -= after_breaks(extended, header)
+            extended -= after_breaks(extended, body, header)
         return extended
 
     def left_region_copy(self, body: Set[Block], block: Block, exit: Optional[Block]) -> Optional[Block]:
@@ -351,8 +351,8 @@ def ends_function(instrs: List[Instr]) -> bool:
 
     A lone ``return <constant>`` is left as it is: inside the loop it compiles the same.
     """
-    if not instrs or instrs[-1].op not in ("RETURN_VALUE", "RAISE_VARARGS"):
-        return False
+    if not instrs or instrs[-1].op not in ("RETURN_VALUE", "RAISE_VARARGS") or instrs[0].op == "POP_TOP":
+        return False  # a statement never starts by popping: that is a return from nested loops
     if len(instrs) == 2 and instrs[0].op == "LOAD_CONST" and instrs[1].op == "RETURN_VALUE":
         return False
     return not any(ins.op == "POP_TOP" and instrs[i - 1].op in ("SWAP", "ROT")
@@ -383,25 +383,25 @@ def copied_tail(tail: List[Instr], exit: Block) -> Optional[Block]:
     return None
 
 
-def after_breaks(blocks: Set[Block], header: Block) -> Set[Block]:
-    """The blocks among ``blocks`` that only ``break`` reaches: the code after a ``for`` loop.
+def after_breaks(blocks: Set[Block], natural: Set[Block], header: Block) -> Set[Block]:
+    """The blocks among ``blocks``, outside the ``natural`` loop, that only ``break`` reaches.
 
-    A break pops the iterator and jumps on; where the loop's ``else`` never gets there
-    (it raises or returns), the header still dominates that code.  A target that some
-    other block in the loop also jumps to is an ``if``'s (the clean-up of a chained
-    comparison pops a value too).
+    That is the code after a ``for`` loop: a break pops the iterator and jumps on, and where
+    the loop's ``else`` never gets there (it raises or returns), the header still dominates
+    it.  A target that some other block in the loop also jumps to is an ``if``'s (the
+    clean-up of a chained comparison pops a value too).
     """
     starts = []
     for block in blocks:
         target = trampoline_target(block)
-        if target is None or target not in blocks or target is header or block.instrs[0].op != "POP_TOP":
+        if target is None or target not in blocks or target in natural or block.instrs[0].op != "POP_TOP":
             continue
         if all(p not in blocks or pops_and_jumps(p, target) for p in target.preds):
             starts.append(target)
     found: Set[Block] = set()
     while starts:
         block = starts.pop()
-        if block in found or block not in blocks or block is header:
+        if block in found or block not in blocks or block in natural:
             continue
         found.add(block)
         starts.extend(block.succs())
