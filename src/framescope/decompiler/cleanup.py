@@ -8,6 +8,7 @@
 """
 import ast
 import inspect
+import sys
 from types import CodeType
 from typing import List, Optional
 
@@ -109,8 +110,8 @@ def strip_trailing_continue(body: List[ast.stmt]) -> List[ast.stmt]:
 
 def as_assert(stmt: ast.stmt) -> ast.stmt:
     """``if not test: raise AssertionError(msg)`` with the compiler's own AssertionError → ``assert``."""
-    if isinstance(stmt, ast.Raise) and stmt.cause is None:
-        # 3.9+ drops the test of ``assert False, msg``, not the assertion.
+    if isinstance(stmt, ast.Raise) and stmt.cause is None and sys.version_info >= (3, 10):
+        # 3.10+ drops the test of ``assert False, msg``, not the assertion (3.8 and 3.9 keep it).
         exc = stmt.exc.func if isinstance(stmt.exc, ast.Call) else stmt.exc
         if isinstance(exc, AssertionErrorName):
             node = as_assert(ast.If(test=ast.UnaryOp(op=ast.Not(), operand=ast.Constant(value=False)),

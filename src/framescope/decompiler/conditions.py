@@ -144,6 +144,8 @@ def resolve_pops(cond: Cond) -> Cond:
             continue
         if not pops and block.last.op != "JUMP":
             continue
+        if any(isinstance(x, v.Iterator) for x in arm.stack[len(arm.stack) - len(pops):]):
+            continue  # popping a ``for`` loop's iterator and jumping on is a ``break``
         setattr(cond, side + "_block", dest)
         setattr(cond, side + "_state", State(arm.stack[:len(arm.stack) - len(pops)]))
     return cond
@@ -278,12 +280,14 @@ def boolop(op: ast.boolop, left: ast.expr, right: ast.expr) -> ast.expr:
     """``left <op> right``, flattened, with ``a < b and b < c`` on one shared ``b`` fused to ``a < b < c``."""
     if isinstance(op, ast.And):
         last = left.values[-1] if isinstance(left, ast.BoolOp) and isinstance(left.op, ast.And) else left
-        if isinstance(last, ast.Compare) and isinstance(right, ast.Compare) and right.left is last.comparators[-1]:
-            fused = ast.Compare(left=last.left, ops=last.ops + right.ops,
-                                comparators=last.comparators + right.comparators)
-            if last is left:
-                return fused
-            return ast.BoolOp(op=op, values=left.values[:-1] + [fused])
+        # The right side may already hold the tests after the chain (folded innermost first).
+        rest = right.values[1:] if isinstance(right, ast.BoolOp) and isinstance(right.op, ast.And) else []
+        first = right.values[0] if rest else right
+        if isinstance(last, ast.Compare) and isinstance(first, ast.Compare) and first.left is last.comparators[-1]:
+            fused = ast.Compare(left=last.left, ops=last.ops + first.ops,
+                                comparators=last.comparators + first.comparators)
+            values = ([fused] if last is left else left.values[:-1] + [fused]) + rest
+            return values[0] if len(values) == 1 else ast.BoolOp(op=op, values=values)
     values = list(left.values) if isinstance(left, ast.BoolOp) and type(left.op) is type(op) else [left]
     more = list(right.values) if isinstance(right, ast.BoolOp) and type(right.op) is type(op) else [right]
     return ast.BoolOp(op=op, values=values + more)

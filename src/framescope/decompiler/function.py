@@ -6,6 +6,7 @@ Nested code objects met on the way (functions, lambdas, classes, comprehensions)
 are decompiled by the same pipeline, recursively.
 """
 import ast
+import dis
 import inspect
 from types import CodeType
 from typing import Any, Dict, List, Optional
@@ -45,7 +46,7 @@ def function_def(code: CodeType, func: Optional[v.Function] = None, name: Option
         annotations = annotation_items(func.annotations)
         decorators = [d for d in func.decorators]
     args = arguments(code, defaults, kwdefaults, annotations)
-    body = function_body(code, body_of(code))
+    body = function_body(code, body_of(code)) + dead_locals(code)
     doc = docstring(code)
     if doc is not None:
         body.insert(0, ast.Expr(value=ast.Constant(value=doc)))
@@ -58,6 +59,26 @@ def function_def(code: CodeType, func: Optional[v.Function] = None, name: Option
     if hasattr(ast, "TypeAlias"):
         node.type_params = []
     return node
+
+
+def dead_locals(code: CodeType) -> List[ast.stmt]:
+    """``if 0:`` assigning the locals that no instruction uses, or nothing.
+
+    Code the compiler drops as unreachable (``if 0 and x:`` ...) still makes the names it
+    assigns local variables; only such dead code gives them back.
+    """
+    used = set(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount
+                                + bool(code.co_flags & inspect.CO_VARARGS)
+                                + bool(code.co_flags & inspect.CO_VARKEYWORDS)])
+    for ins in dis.get_instructions(code):
+        if ins.opcode in dis.haslocal or ins.opname.startswith(("LOAD_FAST", "STORE_FAST")):
+            used.update(ins.argval if isinstance(ins.argval, tuple) else (ins.argval,))
+    dead = [name for name in code.co_varnames if name not in used]
+    if not dead:
+        return []
+    body: List[ast.stmt] = [ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())], value=ast.Constant(value=None),
+                                       type_comment=None) for name in dead]
+    return [ast.If(test=ast.Constant(value=0), body=body, orelse=[])]
 
 
 def nested(func: v.Function, target: Any = None, iterator: Optional[v.Iterator] = None) -> Any:

@@ -44,6 +44,9 @@ class Loop:
         #: For ``for`` loops: the iterator, and the stack depth with it on top.
         self.iterator = None
         self.depth = 0
+        #: Block and instruction index where a ``break`` goes on with the only copy of the code
+        #: after the loop, when the ``break`` pops the iterator and runs that code in place.
+        self.tail: Optional[Tuple[Block, int]] = None
 
 
 class LoopStructurer:
@@ -58,7 +61,7 @@ class LoopStructurer:
             return False
         if state.stack[-1] is not loop.iterator or len(state.stack) != loop.depth:
             return False  # e.g. ``return x`` in a loop: the iterator was swapped above the value
-        tail = block.instrs[i + 1:]
+        first, tail = block, block.instrs[i + 1:]
         seen = 0
         while block.fall is not None and block.jump is None and block.fall.preds == [block] and seen < 10:
             # The copy may span blocks: ``POP_EXCEPT`` of an enclosing clause starts a new one.
@@ -67,6 +70,11 @@ class LoopStructurer:
         if block.succs():
             return False
         target = copied_tail(tail, loop.exit)
+        if target is None and loop.tail is None and first is block and ends_function(tail):
+            # 3.12+ copied the code after the loop in place of the jump to it, and the loop's
+            # ``else`` never gets there: this is the only copy of that code.
+            loop.tail = (block, i + 1)
+            return True
         return target is not None and (target is loop.brk or target is loop.exit)
 
     def loop_control(self, block: Block, stop: Optional[Block]) -> Optional[ast.stmt]:
@@ -127,8 +135,8 @@ class LoopStructurer:
                     via.setdefault(target, set()).add(succ)
                     continue
                 if target is None:
-                    if leaves_function(succ) and not (is_for and break_exit(block) is succ) \
-                            and not falls_into(exit, succ):
+                    breaks = is_for and (break_exit(block) is succ or pops_and_jumps(block, succ))
+                    if leaves_function(succ) and not breaks and not falls_into(exit, succ):
                         original = self.left_region_copy(body, succ, exit)
                         if original is not None:  # ``break`` to a copy of the code after the loop
                             if original is not exit:
@@ -148,7 +156,7 @@ class LoopStructurer:
         brk = max(counts, key=lambda b: (counts[b], -b.index))
         return brk, via.get(brk, set())
 
-    def extend_body(self, header: Block, body: Set[Block], exit: Optional[Block]) -> Set[Block]:
+    def extend_body(self, header: Block, body: Set[Block], exit: Optional[Block], is_for: bool = False) -> Set[Block]:
         """The loop's blocks: its natural loop plus the arms inside it that leave it some other way.
 
         An ``if`` arm that ends with ``return`` (or with ``break`` and a copy of the code after
@@ -173,10 +181,13 @@ class LoopStructurer:
         extra = {b for b in self.cfg.blocks if b not in after and header in dom.get(b, ())
                  and not self.ends_clause(header, b)}
         if self.regions and self.regions[-1].contains(header):
-            # A copy of the code after a with statement that a break goes to (3.10+) follows
-            # the loop, not in it.
+            # A loop inside a try or with body ends with it: what follows the region (a copy of
+            # the code after the statement that a break goes to, 3.10+) is not in the loop.
             extra = {b for b in extra if self.regions[-1].contains(b) or self.left_region_copy(body, b, exit) is None}
-        return body | extra
+        extended = body | extra
+        if is_for:
+            extended -= after_breaks(extended, body, header)
+        return extended
 
     def left_region_copy(self, body: Set[Block], block: Block, exit: Optional[Block]) -> Optional[Block]:
         """The block after the loop that ``block``, outside the region the loop is in, copies.
@@ -243,7 +254,7 @@ class LoopStructurer:
         if not isinstance(iterator, v.Iterator):
             raise self.error("for loop over a non-iterator", header)
         exit = header.jump
-        body = self.extend_body(header, body, exit)
+        body = self.extend_body(header, body, exit, is_for=True)
         brk, break_blocks = self.exits(body, exit, is_for=True)
         item = v.LoopItem()
         body_state = State(state.stack + [item])
@@ -258,6 +269,11 @@ class LoopStructurer:
             raise self.error("for loop body leaves the stack changed", header)
         if item.target is None:
             raise self.error("for loop without a target", header)
+        if loop.tail is not None:
+            if brk is not exit:
+                raise self.error("for loop breaks to two places", header)
+            brk = loop.tail[0]
+            self.resume[brk] = loop.tail[1]
         stmts = body_state.stmts
         state.stack.pop()
         is_async = iterator.is_async or header.instrs[0].arg == "async"
@@ -271,12 +287,16 @@ class LoopStructurer:
             element = collect_generators([node], generators, kind)
             state.stack[-1] = build_comprehension(kind, element, generators)
             return exit
-        return self.loop_else(node, exit, brk, state)
+        return self.loop_else(node, exit, brk, state, ends=loop.tail is not None)
 
-    def loop_else(self, node: ast.stmt, exit: Optional[Block], brk: Optional[Block], state: State) -> Optional[Block]:
+    def loop_else(self, node: ast.stmt, exit: Optional[Block], brk: Optional[Block], state: State,
+                  ends: bool = False) -> Optional[Block]:
+        """Attach the ``else`` clause (from ``exit`` to ``brk``); with ``ends``, it must not reach past ``brk``."""
         if brk is not None and brk is not exit and exit is not None:
             else_state = State(state.stack)
             end = self.walk(exit, brk, else_state)
+            if ends and end is not None and end is not brk:
+                raise self.error("for loop else clause goes on elsewhere", exit)
             node.orelse = else_state.stmts
             state.stmts.append(node)
             return brk if end is brk else (brk if end is not None else brk)
@@ -358,6 +378,19 @@ def has_append(stmts: List[ast.stmt]) -> bool:
     return False
 
 
+def ends_function(instrs: List[Instr]) -> bool:
+    """Whether ``instrs`` run statements and then return or raise without touching a loop iterator.
+
+    A lone ``return <constant>`` is left as it is: inside the loop it compiles the same.
+    """
+    if not instrs or instrs[-1].op not in ("RETURN_VALUE", "RAISE_VARARGS") or instrs[0].op == "POP_TOP":
+        return False  # a statement never starts by popping: that is a return from nested loops
+    if len(instrs) == 2 and instrs[0].op == "LOAD_CONST" and instrs[1].op == "RETURN_VALUE":
+        return False
+    return not any(ins.op == "POP_TOP" and instrs[i - 1].op in ("SWAP", "ROT")
+                   for i, ins in enumerate(instrs) if i)
+
+
 def break_copy(block: Block, exit: Block) -> Optional[int]:
     """Index of the ``POP_TOP`` after which ``block`` repeats the code after its loop, if any."""
     for index, ins in enumerate(block.instrs[:-1]):
@@ -382,15 +415,52 @@ def copied_tail(tail: List[Instr], exit: Block) -> Optional[Block]:
     return None
 
 
+def after_breaks(blocks: Set[Block], natural: Set[Block], header: Block) -> Set[Block]:
+    """The blocks among ``blocks``, outside the ``natural`` loop, that only ``break`` reaches.
+
+    That is the code after a ``for`` loop: a break pops the iterator and jumps on, and where
+    the loop's ``else`` never gets there (it raises or returns), the header still dominates
+    it.  A target that some other block in the loop also jumps to is an ``if``'s (the
+    clean-up of a chained comparison pops a value too).
+    """
+    starts = []
+    for block in blocks:
+        target = trampoline_target(block)
+        if target is None or target not in blocks or target in natural or block.instrs[0].op != "POP_TOP":
+            continue
+        if all(p not in blocks or pops_and_jumps(p, target) for p in target.preds):
+            starts.append(target)
+    found: Set[Block] = set()
+    while starts:
+        block = starts.pop()
+        if block in found or block not in blocks or block in natural:
+            continue
+        found.add(block)
+        starts.extend(block.succs())
+        if block.catch is not None:
+            starts.append(block.catch)
+    return found
+
+
 def pops_then_jumps(block: Block) -> bool:
-    """Whether ``block`` pops the loop's iterator and jumps away: a ``break`` after some statements.
+    """Whether ``block`` ends by popping a value and jumping (a ``break`` pops the loop's iterator)."""
+    instrs = block.instrs
+    return (len(instrs) >= 2 and instrs[-1].op == "JUMP" and instrs[-2].op == "POP_TOP"
+            and (len(instrs) < 3 or instrs[-3].op not in ("SWAP", "ROT")))
+
+
+def pops_and_jumps(block: Block, succ: Block) -> bool:
+    """Whether ``block`` pops the loop's iterator and jumps to ``succ``: a ``break`` after some statements.
 
     The code after the loop may end in a return, but only ``break`` pops the iterator
     before jumping there (``return`` in a loop swaps its value above the iterator first).
     """
     instrs = block.instrs
-    return (len(instrs) >= 2 and instrs[-1].op == "JUMP" and instrs[-2].op == "POP_TOP"
-            and (len(instrs) < 3 or instrs[-3].op not in ("SWAP", "ROT")))
+    if block.jump is not succ or instrs[-1].op != "JUMP":
+        return False
+    if len(instrs) == 1:  # 3.11+: the break jumps to a lone jump on
+        return bool(block.preds) and all(len(p.instrs) > 1 and pops_and_jumps(p, block) for p in block.preds)
+    return instrs[-2].op == "POP_TOP" and (len(instrs) < 3 or instrs[-3].op not in ("SWAP", "ROT"))
 
 
 def falls_into(start: Optional[Block], target: Block) -> bool:

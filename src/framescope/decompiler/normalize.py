@@ -493,6 +493,8 @@ def split_loop_tails(cfg: CFG) -> bool:
                 tail = block.instrs[index + 1:]
                 if tail[0].op == "RETURN_VALUE":
                     continue  # the value was computed before: the popped value is no iterator
+                if tail[0].op == "POP_TOP":
+                    continue  # another iterator: a return from nested loops (a statement never starts by popping)
                 n = len(exit.instrs)
                 if n > len(tail) and same_run(exit.instrs[n - len(tail):], tail):
                     cfg.split(exit, n - len(tail))

@@ -310,7 +310,7 @@ class Simulator:
         elts = list(group.targets)
         for i, target in enumerate(elts):
             if target is DEAD:
-                later = [t for t in elts[i + 1:] if isinstance(t, ast.Name)]
+                later = [t for t in elts[i + 1:] if isinstance(t, ast.Name) and t is not DEAD]
                 if not later:
                     raise DecompilationError("unpacking target dropped")
                 elts[i] = name(later[0].id, True)
@@ -325,7 +325,11 @@ class Simulator:
         if isinstance(value, v.Bindable):
             value.target = target
             return
-        stmt = ast.Assign(targets=[target], value=value, type_comment=None)
+        if group.chained is True and state.stack and state.stack[-1] is value:
+            state.stack[-1] = v.Chain(value, [target])
+            return
+        targets = list(group.chained) if isinstance(group.chained, list) else []
+        stmt = ast.Assign(targets=targets + [target], value=value, type_comment=None)
         self.emit(state, stmt)
         self.regroup(state, value, stmt)  # ``(a, b), (c, d) = x, y``
 
@@ -376,9 +380,14 @@ class Simulator:
     def _unpack(self, state: State, count: int, star: Optional[int]) -> None:
         value = state.pop()
         parent = value if isinstance(value, v.UnpackSlot) else None
+        chained: Any = None
+        if isinstance(value, v.Chain):
+            chained, value = value.targets, value.value  # ``a = (b, c) = v``: the last target
+        elif state.stack and state.stack[-1] is value and isinstance(value, ast.expr):
+            chained = True  # ``(b, c) = a = v``: the copy is stored after the unpacking
         if parent is None and not isinstance(value, v.Bindable):
             value = self.expr(value)
-        group = v.Unpack(value, [None] * count, star, parent)
+        group = v.Unpack(value, [None] * count, star, parent, chained)
         for index in reversed(range(count)):
             state.push(v.UnpackSlot(group, index))
 

@@ -151,6 +151,9 @@ class Unpack:
     star: Optional[int] = None
     #: Enclosing unpacking when this one is nested (``a, (b, c) = ...``).
     parent: Optional[UnpackSlot] = None
+    #: Targets stored before the unpacking, or True when a copy of the value waits under it
+    #: for later targets: ``a = (b, c) = v`` or ``(b, c) = a = v`` (one evaluation of ``v``).
+    chained: Any = None
 
 
 @dataclass(eq=False)

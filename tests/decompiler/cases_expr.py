@@ -1,0 +1,58 @@
+"""Round-trip cases for statement- and expression-level constructs (asserts, assignments, names)."""
+from typing import List
+
+from tests.decompiler.cases import Case
+
+CASES: List[Case] = [
+    Case("expr_assert_false_message", "def f(x):\n    if x:\n        return 1\n    assert False, 'bad %s' % x",
+         ["(1,)", "(0,)"]),
+    Case("expr_assert_false_bare", "def f(x):\n    for y in x:\n        if y:\n            return y\n    assert False",
+         ["([0, 2],)", "([0],)"]),
+    Case("expr_assert_after_shared_raise", "def f(s):\n    assert isinstance(s, int)\n    assert 0 <= s < 24\n"
+         "    return s", ["(3,)", "(30,)", "('a',)"]),
+    Case("expr_unpack_then_chain", "def f(g):\n    i, j, k = x = g()\n    return i, j, k, x", ["(lambda: (1, 2, 3),)"]),
+    Case("expr_chain_then_unpack", "def f(h):\n    y = z = (m, *n) = h\n    p = (q, r) = h[:2]\n"
+         "    return y, z, m, n, p, q, r", ["([1, 2, 3],)", "((4, 5),)"]),
+    Case("expr_break_to_shared_tail", "def f(fmt, d):\n    if fmt is None:\n        for info in d:\n"
+         "            if info > 2:\n                p = info\n                break\n        else:\n"
+         "            raise KeyError(d)\n    else:\n        p = fmt\n    q = p + 1\n    return q * 2",
+         ["(None, [1, 5])", "(None, [1])", "(7, [])"]),
+    Case("expr_if_then_break", "def f(names, lookup):\n    for n in names:\n        v = lookup.get(n)\n"
+         "        if v:\n            if n == 'L':\n                v = v.split(':')[0]\n            break\n"
+         "    else:\n        v = 'C'\n    return v",
+         ["(['A', 'L'], {'L': 'x:y'})", "(['A'], {'A': 'a'})", "(['B'], {})"]),
+    Case("expr_break_else_raise", "def f(name, n):\n    parts = name.split('/')\n    for i in range(1, len(parts)):\n"
+         "        head = '/'.join(parts[:i])\n        name = '/'.join(parts[i:])\n"
+         "        if len(head) <= n and len(name) <= n:\n            break\n    else:\n"
+         "        raise ValueError('too long')\n    return head, name",
+         ["('ab/cd/ef', 5)", "('abcdef/g', 2)", "('a/b', 1)"]),
+    Case("expr_dead_code_local", "def f(text, margin):\n    text = text.strip()\n    if 0 and margin:\n"
+         "        for line in text.split():\n            assert line.startswith(margin)\n    return text",
+         ["(' a b ', 'a')"]),
+    Case("expr_unpack_repeated_target", "def f(url):\n    nil, netloc, nil, nil, nil = url.split('/')\n"
+         "    return netloc, nil", ["('a/b/c/d/e',)"]),
+    Case("expr_with_return_then_suppressed", "import contextlib\nclass N:\n    base = [3, 1]\n"
+         "def f(self):\n    with contextlib.suppress(AttributeError):\n        return self.names\n"
+         "    self.names = sorted(self.base)\n    return self.names", ["(N(),)"]),
+    Case("expr_chain_then_more_tests", "def f(s, us):\n    if not (isinstance(s, int) and 0 <= s < 86400):\n"
+         "        raise ValueError(s)\n    if not isinstance(us, int):\n        raise ValueError(s)\n    return s + us",
+         ["(3, 4)", "(-1, 4)", "(3, 'x')", "(90000, 1)"]),
+    Case("expr_chain_inside_and", "def f(a, b, c):\n    if a and 0 <= b < 10 and c:\n        return 1\n    return 2",
+         ["(1, 5, 1)", "(1, 50, 1)", "(0, 5, 1)", "(1, 5, 0)"]),
+    Case("expr_if_around_try_test", "def f(flag, entries, ign):\n    out = []\n    for entry in entries:\n"
+         "        if flag:\n            try:\n                if not entry.real:\n                    continue\n"
+         "            except AttributeError as e:\n                if not ign(e):\n                    raise\n"
+         "                continue\n        out.append(entry)\n    return out",
+         ["(1, [1, 0, 'a'], bool)", "(0, [1, 0], bool)", "(1, ['a'], lambda e: 0)"]),
+    Case("expr_return_from_nested_loops", "def f(rows, log):\n    for row in rows:\n        for x in row:\n"
+         "            if x > 2:\n                log.append(x)\n                return\n            log.append(-x)\n"
+         "    log.append(0)\n    return log", ["([[1], [2, 3, 4]], [])", "([[1]], [])"]),
+    Case("expr_bare_return_from_nested_loops", "def f(rows, log):\n    for row in rows:\n        for x in row:\n"
+         "            if x > 2:\n                return\n            log.append(-x)\n    log.append(0)",
+         ["([[1], [2, 3, 4]], [])", "([[1]], [])"]),
+    Case("expr_nested_for_else_return", "def f(attrs, mro):\n    for attr in attrs:\n        for base in mro:\n"
+         "            if attr in base:\n                if base[attr] is None:\n                    return 'none'\n"
+         "                break\n            if attr > 'm':\n                break\n        else:\n"
+         "            return 'missing'\n    return True",
+         ["(['a'], [{'a': 1}])", "(['a'], [{'a': None}])", "(['a', 'b'], [{'a': 1}])", "(['z'], [{}])"]),
+]
