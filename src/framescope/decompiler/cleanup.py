@@ -256,6 +256,22 @@ def build(kind: str, element: CompAppend, generators: List[ast.comprehension]) -
     return ast.GeneratorExp(elt=element.value, generators=generators)
 
 
+def conditional_test(stmt: ast.stmt) -> ast.stmt:
+    """``if c: (if x: s) else: (if y: s)`` is how ``if (x if c else y): s`` compiles: fold it back.
+
+    A comprehension's single element cannot be written twice, so its condition must be
+    the conditional expression.
+    """
+    if not (isinstance(stmt, ast.If) and len(stmt.body) == 1 and len(stmt.orelse) == 1):
+        return stmt
+    a, b = conditional_test(stmt.body[0]), conditional_test(stmt.orelse[0])
+    if not (isinstance(a, ast.If) and isinstance(b, ast.If) and not a.orelse and not b.orelse):
+        return stmt
+    if len(a.body) != len(b.body) or any(ast.dump(x) != ast.dump(y) for x, y in zip(a.body, b.body)):
+        return stmt
+    return ast.If(test=ast.IfExp(test=stmt.test, body=a.test, orelse=b.test), body=a.body, orelse=[])
+
+
 def collect(stmts: List[ast.stmt], generators: List[ast.comprehension], kind: str) -> CompAppend:
     """Walk the ``for``/``if`` nest down to the single element statement."""
     ifs: Optional[List[ast.expr]] = None
@@ -269,7 +285,7 @@ def collect(stmts: List[ast.stmt], generators: List[ast.comprehension], kind: st
             continue
         if len(stmts) != 1:
             raise DecompilationError("comprehension body is not a single element", code_name=kind)
-        stmt = stmts[0]
+        stmt = conditional_test(stmts[0])
         if isinstance(stmt, (ast.For, ast.AsyncFor)) and not stmt.orelse:
             gen = ast.comprehension(target=stmt.target, iter=stmt.iter, ifs=[],
                                     is_async=int(isinstance(stmt, ast.AsyncFor)))

@@ -141,7 +141,34 @@ class LoopStructurer:
         if not counts:
             return exit, via.get(exit, set()) if exit is not None else set()
         brk = max(counts, key=lambda b: (counts[b], -b.index))
+        meeting = self.meeting_point(counts, body, exit)
+        if meeting is not None:
+            brk = meeting
         return brk, via.get(brk, set())
+
+    def meeting_point(self, counts: Dict[Block, int], body: Set[Block], exit: Optional[Block]) -> Optional[Block]:
+        """Where several ways out of a loop meet, when more of them meet there than at any one target.
+
+        ``if a: x(); break`` and ``elif b: y(); break`` leave the loop at their arms; the
+        arms run on to the code after the loop, the real ``break`` target.  Each target is
+        followed along its chain of post-dominators outside the loop.
+        """
+        if len(counts) < 2:
+            return None
+        reached: Dict[Block, int] = {}
+        distance: Dict[Block, int] = {}
+        for target, count in counts.items():
+            block: Optional[Block] = target
+            steps = 0
+            while block is not None and block not in body and steps < 50:
+                reached[block] = reached.get(block, 0) + count
+                distance[block] = max(distance.get(block, 0), steps)
+                if block is exit:
+                    break
+                block = self.ipdom.get(block)
+                steps += 1
+        best = max(reached, key=lambda b: (reached[b], -distance[b], -b.index))
+        return best if reached[best] > max(counts.values()) else None
 
     def extend_body(self, header: Block, body: Set[Block], exit: Optional[Block]) -> Set[Block]:
         """The loop's blocks: its natural loop plus the arms inside it that leave it some other way.

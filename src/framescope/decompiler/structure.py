@@ -17,6 +17,7 @@ Loops are built by `loops.py`, try and with statements by `protected.py`, match
 statements by `patterns.py`; all are mixins of `Structurer` and share its walker.
 """
 import ast
+import copy
 from types import CodeType
 from typing import Dict, List, Optional
 
@@ -116,6 +117,10 @@ class Structurer(LoopStructurer, ProtectedStructurer, MatchStructurer):
             if loop_jump is not None:
                 state.stmts.append(loop_jump)
                 return None
+            if any(loop.header is block for loop in self.loops[:-1]):
+                # No statement jumps from an inner loop to the start of an outer one: the
+                # inner loop's exits were misread, and walking on would go round forever.
+                raise self.error("jump out of a loop to an outer loop's start", block)
             if self.regions and not self.regions[-1].contains(block):
                 if len(state.stack) > self.regions[-1].depth:
                     return self.finish_return(block, state, self.regions[-1].depth)
@@ -229,8 +234,14 @@ class Structurer(LoopStructurer, ProtectedStructurer, MatchStructurer):
                 and all(a is b for a, b in zip(true_state.stack[:-1], false_state.stack[:-1]))
                 and (depth == base + 1 or true_state.stack[-1] is not false_state.stack[-1])):
             # Both arms only computed one value: a conditional or boolean expression.
+            true_value, false_value = true_state.stack[-1], false_state.stack[-1]
+            value = None
+            if depth < base + 1 and uses_earlier(true_value, false_value, state.stack[depth - 1:]):
+                # The arms used values from under the test (3.11+ copied the rest of the
+                # expression into both): the test sits inside that expression.
+                value = merge_difference(true_value, false_value, lambda a, b: self.value_join(cond, a, b))
             state.stack[:] = true_state.stack[:-1]
-            state.stack.append(self.value_join(cond, true_state.stack[-1], false_state.stack[-1]))
+            state.stack.append(value or self.value_join(cond, true_value, false_value))
             return join
         if true_end is not None and false_end is not None and len(true_state.stack) != len(false_state.stack):
             raise self.error("branches leave different stacks", block)
@@ -259,6 +270,10 @@ class Structurer(LoopStructurer, ProtectedStructurer, MatchStructurer):
         returned = self.returned_value(cond, body, orelse)
         if returned is not None:
             state.stmts.append(ast.Return(value=returned))
+            return None
+        merged = self.merged_arms(cond, body, orelse, state.stack) if true_end is None and false_end is None else None
+        if merged is not None:
+            state.stmts.extend(merged)
             return None
         if body and orelse and laid_out_first(cond.false_block, cond.true_block):
             # The arm the compiler placed first is the one the source wrote first.
@@ -367,6 +382,23 @@ class Structurer(LoopStructurer, ProtectedStructurer, MatchStructurer):
             return self.value_join(cond, true_value, false_value)
         return None
 
+    def merged_arms(self, cond: Cond, body: List[ast.stmt], orelse: List[ast.stmt],
+                    below: list) -> Optional[List[ast.stmt]]:
+        """One statement with the test inside it, whose end (3.11+) the compiler copied into both arms.
+
+        ``below`` is the stack under the test: when both arms' first statements use a
+        value computed before the test, the test sits inside that statement
+        (``return a, (b if c else d)``, ``f(b if c else d)`` at the end of a function).
+        """
+        if not body or len(body) != len(orelse) or type(body[0]) is not type(orelse[0]):
+            return None
+        if any(ast.dump(a) != ast.dump(b) for a, b in zip(body[1:], orelse[1:])):
+            return None
+        if not uses_earlier(body[0], orelse[0], below):
+            return None
+        first = merge_difference(body[0], orelse[0], lambda a, b: self.value_join(cond, a, b))
+        return None if first is None else [first] + body[1:]
+
     def value_join(self, cond: Cond, true_value, false_value) -> ast.expr:
         """The single value two arms push: ``a or b``, ``a and b`` or ``x if c else y``."""
         sim = self.sim
@@ -408,6 +440,57 @@ def is_bare_raise(instrs) -> bool:
     """A lone ``raise`` or the re-raise ending a ``finally`` (3.11+ copies such small exits after
     ``POP_EXCEPT`` into an except clause)."""
     return len(instrs) == 1 and instrs[0].op in ("RAISE_VARARGS", "RERAISE") and instrs[0].arg == 0
+
+
+def uses_earlier(a: ast.AST, b: ast.AST, below: list) -> bool:
+    """Whether ``a`` and ``b`` both use one of the expressions of ``below`` (a stack under a test)."""
+    return any(isinstance(x, ast.expr) and uses(a, x) and uses(b, x) for x in below)
+
+
+def uses(tree: ast.AST, node: ast.AST) -> bool:
+    """Whether ``node`` itself (not an equal copy) is part of ``tree``."""
+    return any(sub is node for sub in ast.walk(tree))
+
+
+def merge_difference(a: ast.AST, b: ast.AST, join) -> Optional[ast.AST]:
+    """``a`` with the one subexpression where it differs from ``b`` replaced by ``join(part_a, part_b)``."""
+    if ast.dump(a) == ast.dump(b):
+        return a
+    if type(a) is type(b):
+        fields = [name for name in a._fields if dump(getattr(a, name, None)) != dump(getattr(b, name, None))]
+        if len(fields) == 1:
+            name = fields[0]
+            x, y = getattr(a, name), getattr(b, name)
+            if isinstance(a, ast.Slice):  # a missing bound is None
+                x = ast.Constant(value=None) if x is None else x
+                y = ast.Constant(value=None) if y is None else y
+            if isinstance(x, ast.AST) and isinstance(y, ast.AST):
+                part = merge_difference(x, y, join)
+                if part is None:
+                    return None
+                node = copy.copy(a)
+                setattr(node, name, part)
+                return node
+            if isinstance(x, list) and isinstance(y, list) and len(x) == len(y):
+                where = [i for i in range(len(x)) if dump(x[i]) != dump(y[i])]
+                if len(where) == 1 and isinstance(x[where[0]], ast.AST) and isinstance(y[where[0]], ast.AST):
+                    part = merge_difference(x[where[0]], y[where[0]], join)
+                    if part is None:
+                        return None
+                    node = copy.copy(a)
+                    setattr(node, name, x[:where[0]] + [part] + x[where[0] + 1:])
+                    return node
+    if isinstance(a, ast.expr) and isinstance(b, ast.expr) and not isinstance(a, (ast.Starred, ast.Slice)):
+        return join(a, b)
+    return None
+
+
+def dump(value) -> str:
+    if isinstance(value, ast.AST):
+        return ast.dump(value)
+    if isinstance(value, list):
+        return "[%s]" % ", ".join(dump(x) for x in value)
+    return repr(value)
 
 
 def is_builtin_check(test: ast.expr) -> bool:

@@ -1,0 +1,68 @@
+"""Round-trip cases for loop exits and loop tests that span several blocks."""
+from typing import List
+
+from tests.decompiler.cases import Case
+
+CASES: List[Case] = [
+    # Two arms each run code and then break out of an inner ``while True``: the break target
+    # is where the arms meet, not the first arm.
+    Case("misc_inner_loop_arms_break",
+         "def f(a):\n    starts = []\n    while True:\n        line = a.pop() if a else None\n"
+         "        if line == 1:\n            starts.append(line)\n            while True:\n"
+         "                line = a.pop() if a else None\n                if line == 2:\n"
+         "                    starts.append(0)\n                    break\n                elif not line:\n"
+         "                    starts.append(1)\n                    break\n        elif not line:\n"
+         "            break\n    return starts",
+         ["([0, 2, 5, 1],)", "([0, 1],)", "([3, 0],)", "([],)"]),
+    # A plain break and an arm with an ``if`` of its own that ends in break.
+    Case("misc_break_arm_with_if",
+         "def f(src, out):\n    while True:\n        this = src.pop() if src else None\n"
+         "        if this is None:\n            break\n        if this == \"[\":\n            items = []\n"
+         "            while True:\n                this = src.pop() if src else None\n"
+         "                if this is None:\n                    raise ValueError(\"unterminated\")\n"
+         "                if this == \"]\" and items:\n                    break\n"
+         "                code = this\n                if src and src[-1] == \"-\":\n"
+         "                    src.pop()\n                    that = src.pop() if src else None\n"
+         "                    if that is None:\n                        raise ValueError(\"bad\")\n"
+         "                    if that == \"]\":\n                        if code == \"x\":\n"
+         "                            code = \"y\"\n                        items.append(code)\n"
+         "                        items.append(\"-\")\n                        break\n"
+         "                    items.append((code, that))\n                else:\n"
+         "                    items.append(code)\n            out.append(items)\n        else:\n"
+         "            out.append(this)\n    return out",
+         ["(list(reversed('ab[cd]e')), [])", "(list(reversed('[a-]x[x-]')), [])", "(list(reversed('[a-b]]')), [])",
+          "(list(reversed('[a')), [])", "(list(reversed('[a-')), [])", "([], [])"]),
+    # ``while`` tests made of several jumps: 3.10+ copies them to the end of the body.
+    Case("misc_while_compound_test",
+         "def f(y, M, L=8):\n    R = 0\n    while R <= L and y >= M or R > L and y >= M:\n"
+         "        y = y // 2\n        R += 1\n    return R, y",
+         ["(1000, 3)", "(1, 3)", "(10 ** 6, 7, 2)"]),
+    Case("misc_while_test_with_walrus",
+         "def f(s, i):\n    j = i + 1\n    while i < len(s) and ((ch := s[i]).isspace() or ch in ')#'):\n"
+         "        i += 1\n        j += 1\n    return i, j",
+         ["('a  )# b', 1)", "('abc', 0)", "('   ', 0)"]),
+    Case("misc_while_not_or",
+         "def f(a, n):\n    while not a or a[-1] < n and len(a) < 9:\n        a.append(len(a))\n"
+         "        if a[-1] == 7:\n            continue\n    return a",
+         ["([], 5)", "([3], 1)", "([0], 20)"]),
+    # 3.11+ copies the end of a statement into both arms of a conditional expression inside
+    # it; values computed before the test show it belongs inside the statement.
+    Case("misc_return_tuple_conditional",
+         "def f(user):\n    user, delim, passwd = user.partition(':')\n    return user, (passwd if delim else None)",
+         ["('a:b',)", "('ab',)"]),
+    Case("misc_call_conditional_at_end",
+         "def f(obj, out, proto):\n    if proto >= 2:\n        out.append('T' if obj else 'F')\n    else:\n"
+         "        out.append(1 if obj else 0)",
+         ["(True, [], 2)", "(0, [], 3)", "(1, [], 0)", "(None, [], 1)"]),
+    Case("misc_raise_keyword_conditional",
+         "def f(a, b, c):\n    if a is None:\n        return\n"
+         "    raise KeyError(a, dict(output=b if b else None, err=c if c else None))",
+         ["(None, 1, 2)", "(1, 2, 0)", "(1, 0, 3)"]),
+    Case("misc_slice_conditional_bound",
+         "def f(s):\n    m = s.find('#')\n    return s[:m if m >= 0 else None].strip()",
+         ["('ab # c',)", "(' abc ',)"]),
+    # ``if (x if c else y)`` inside a comprehension, whose element cannot be written twice.
+    Case("misc_comprehension_conditional_test",
+         "def f(xs):\n    return [x for x in xs if (x[0] if x[1] is None else x[1])]",
+         ["([(1, None), (0, None), (0, 2), (1, 0)],)"]),
+]
