@@ -65,4 +65,8 @@ CASES: List[Case] = [
     Case("misc_comprehension_conditional_test",
          "def f(xs):\n    return [x for x in xs if (x[0] if x[1] is None else x[1])]",
          ["([(1, None), (0, None), (0, 2), (1, 0)],)"]),
+    # 3.11 compiles ``%`` formatting like an f-string; a backslash in a field has to stay ``%``.
+    Case("misc_percent_format_backslash_field",
+         "def f(name, xs):\n    return '%r member 100%% mismatch:\\n      %s' % (name, '\\n      '.join(xs))",
+         ["('a', ['b', 'c'])", "(1, [])"]),
 ]

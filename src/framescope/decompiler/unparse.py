@@ -137,6 +137,26 @@ class _NoFit(Exception):
     """The f-string being printed cannot use the quote being tried."""
 
 
+def percent_format(values: Sequence[ast.expr]) -> Optional[ast.expr]:
+    """``'%r: %s' % (a, b)`` for an f-string's parts, or None if they are not such a format.
+
+    3.11+ compiles ``%`` with a literal format and a tuple like an f-string; before 3.12
+    this is the way to print one whose fields hold a backslash.
+    """
+    text: List[str] = []
+    args: List[ast.expr] = []
+    for value in values:
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            text.append(value.value.replace("%", "%%"))
+        elif (isinstance(value, ast.FormattedValue) and value.conversion in (ord("s"), ord("r"), ord("a"))
+              and value.format_spec is None):
+            text.append("%" + chr(value.conversion))
+            args.append(value.value)
+        else:
+            return None
+    return ast.BinOp(left=ast.Constant(value="".join(text)), op=ast.Mod(), right=ast.Tuple(elts=args, ctx=ast.Load()))
+
+
 def _escape_unprintable(text: str) -> str:
     if text.isprintable():
         return text
@@ -809,13 +829,25 @@ class _Unparser:
     # ------------------------------------------------------------------ f-strings and t-strings
 
     def visit_JoinedStr(self, node: ast.JoinedStr) -> Tuple[str, int]:
-        return self.template("f", node.values), P.ATOM
+        try:
+            return self.template("f", node.values), P.ATOM
+        except ValueError:
+            modulo = percent_format(node.values)
+            if modulo is None:
+                raise
+            return self.visit(modulo)
 
     def visit_TemplateStr(self, node: Any) -> Tuple[str, int]:
         return self.template("t", node.values), P.ATOM
 
     def visit_FormattedValue(self, node: ast.FormattedValue) -> Tuple[str, int]:
-        return self.template("f", [node]), P.ATOM
+        try:
+            return self.template("f", [node]), P.ATOM
+        except ValueError:
+            modulo = percent_format([node])
+            if modulo is None:
+                raise
+            return self.visit(modulo)
 
     def visit_Interpolation(self, node: Any) -> Tuple[str, int]:
         return self.template("t", [node]), P.ATOM
