@@ -69,4 +69,18 @@ CASES: List[Case] = [
     Case("misc_percent_format_backslash_field",
          "def f(name, xs):\n    return '%r member 100%% mismatch:\\n      %s' % (name, '\\n      '.join(xs))",
          ["('a', ['b', 'c'])", "(1, [])"]),
+    # An if inside a try whose arms leave the try for the same place, one through a lone jump;
+    # the code there starts another try statement, not a return to copy into the arm.
+    Case("misc_try_arm_then_next_try",
+         "def f(exc, name):\n    if isinstance(exc, KeyError):\n        try:\n            d = dir(exc)\n"
+         "            if name[:1] != '_':\n                d = [x for x in d if x[:1] != '_']\n"
+         "        except Exception:\n            return None\n    else:\n        d = []\n"
+         "    try:\n        import json\n    except ImportError:\n        pass\n    else:\n"
+         "        return len(d), json.dumps(name)\n    n = 0\n    for x in d:\n        n += len(x)\n    return n",
+         ["(KeyError(), 'a')", "(KeyError(), '_a')", "(ValueError(), 'b')", "(KeyError(), None)"]),
+    # A block that starts inside an expression (after ``post or None``) is no loop test of its own.
+    Case("misc_while_test_value_inside",
+         "def f(a, b):\n    post = 0\n    while a[:post or None] and b[:post or None] and a[post - 1] == b[post - 1]:\n"
+         "        post -= 1\n    return post",
+         ["('abc', 'xbc')", "('abc', 'abc')", "('', 'a')", "('ab', 'b')"]),
 ]

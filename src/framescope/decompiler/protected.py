@@ -345,7 +345,8 @@ class ProtectedStructurer:
     def exit_path(self, block: Optional[Block]) -> Optional[List[Block]]:
         """The blocks of straight-line code from ``block`` to a return, raise, break or continue.
 
-        None when the code branches first.  Copies of ``finally`` bodies are skipped.
+        None when the code branches or enters another try or with statement first.  Copies
+        of ``finally`` bodies are skipped.
         """
         path: List[Block] = []
         steps = 0
@@ -354,6 +355,8 @@ class ProtectedStructurer:
             if block in self.cfg.finally_copies:
                 block = self.cfg.finally_after[block]
                 continue
+            if self.new_handler(block) is not None:
+                return None  # the code goes on into another try or with statement
             path.append(block)
             if self.loops and self.loop_control(block, None) is not None:
                 return path

@@ -28,7 +28,7 @@ from framescope.decompiler.handlers import HandlerMap
 from framescope.decompiler.loops import Loop, LoopStructurer
 from framescope.decompiler.normalize import same_run
 from framescope.decompiler.patterns import MATCH_STARTS, MatchStructurer
-from framescope.decompiler.protected import ProtectedStructurer, Region, jump_chain
+from framescope.decompiler.protected import ProtectedStructurer, Region, follow_jumps, jump_chain
 from framescope.decompiler.sametree import same_tree
 from framescope.decompiler.simulate import ExceptEnd, Simulator, State
 from framescope.errors import DecompilationError
@@ -253,6 +253,11 @@ class Structurer(LoopStructurer, ProtectedStructurer, MatchStructurer):
                 false_end = true_end
         if true_end is not None and false_end is not None and self.same_place(true_end, false_end):
             false_end = true_end  # two copies of one block (3.10+ copies small exits)
+        if (true_end is not None and false_end is not None and true_end is not false_end and self.regions
+                and not self.regions[-1].contains(true_end) and not self.regions[-1].contains(false_end)
+                and follow_jumps(true_end) is follow_jumps(false_end)):
+            # Both leave the protected region for one place, one through a lone jump.
+            true_end = false_end = follow_jumps(true_end)
         if true_end is not None and false_end is not None and true_end is not false_end:
             # Leaving a protected region: an arm that goes straight on to a return, raise,
             # break or continue is that statement, run after the region's clean-up code.
