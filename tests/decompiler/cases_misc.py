@@ -83,4 +83,26 @@ CASES: List[Case] = [
          "def f(a, b):\n    post = 0\n    while a[:post or None] and b[:post or None] and a[post - 1] == b[post - 1]:\n"
          "        post -= 1\n    return post",
          ["('abc', 'xbc')", "('abc', 'abc')", "('', 'a')", "('ab', 'b')"]),
+    # A return inside a with inside a loop: the arm that leaves the with is the exit, not the
+    # arm that goes back to the loop.
+    Case("misc_return_from_with_in_loop",
+         "def f(self, line):\n    try:\n        buffer = line\n        if line is None:\n"
+         "            with self.cm():\n                while (code := self.g(buffer)) is None:\n"
+         "                    if self.raw:\n                        line = self.inp()\n"
+         "                    else:\n                        line = self.readline()\n"
+         "                        if not len(line):\n"
+         "                            self.lastcmd = \"\"\n"
+         "                            self.write('\\n')\n                            return\n"
+         "                        else:\n                            line = line.rstrip()\n"
+         "                    buffer += '\\n' + line\n        save = self.x\n"
+         "        self.y = save\n    except:\n        self.err()"
+         "\nclass S:\n    def __init__(self, lines, raw=False):\n"
+         "        self.lines, self.raw, self.out = lines, raw, []\n"
+         "    def cm(self):\n        import contextlib\n        return contextlib.nullcontext()\n"
+         "    def g(self, b):\n        return b if b.count('\\n') >= 2 else None\n"
+         "    def inp(self):\n        return self.lines.pop()\n    readline = inp\n"
+         "    def write(self, t):\n        self.out.append(t)\n    def err(self):\n        self.out.append('err')\n"
+         "    x = 5\n",
+         ["(S(['b  ', 'a  ']), '')", "(S(['', 'a']), '')", "(S(['b', 'a'], True), '')", "(S([]), 'x')",
+          "(S([]), None)"]),
 ]

@@ -262,6 +262,9 @@ class Structurer(LoopStructurer, ProtectedStructurer, MatchStructurer):
             # Leaving a protected region: an arm that goes straight on to a return, raise,
             # break or continue is that statement, run after the region's clean-up code.
             true_path, false_path = self.exit_path(true_end), self.exit_path(false_end)
+            if true_path is not None and false_path is not None and self.regions \
+                    and self.regions[-1].contains(true_end) and not self.regions[-1].contains(false_end):
+                true_path = None  # only the other arm leaves the region: that one is the exit
             if true_path is not None:
                 true_end = self.finish_exit(true_path, true_state)
             elif false_path is not None:
