@@ -105,4 +105,17 @@ CASES: List[Case] = [
          "    x = 5\n",
          ["(S(['b  ', 'a  ']), '')", "(S(['', 'a']), '')", "(S(['b', 'a'], True), '')", "(S([]), 'x')",
           "(S([]), None)"]),
+    # Two copies of one finally body that go on differently: only one arm returns a value.
+    Case("misc_return_value_through_finally",
+         "def f(self, line):\n    try:\n        code, buffer, is_await = self.read(line)\n"
+         "        if buffer is None:\n            return\n        save = self.x\n        try:\n"
+         "            self.x = 1\n            if is_await:\n                self.aw(buffer)\n"
+         "                return True\n            else:\n                if not self.ex(buffer):\n"
+         "                    self.exe(code)\n        finally:\n            self.x = save\n"
+         "    except:\n        self.err()\n"
+         "class S:\n    x = 0\n    def __init__(self, r):\n        self.r = r\n"
+         "    def read(self, line):\n        return self.r\n    def aw(self, b):\n        self.x = 2\n"
+         "    def ex(self, b):\n        return b > 1\n    def exe(self, c):\n        self.x = c\n"
+         "    def err(self):\n        self.x = -1",
+         ["(S((1, None, 0)), '')", "(S((1, 2, 1)), '')", "(S((1, 0, 0)), '')", "(S(None), '')"]),
 ]
