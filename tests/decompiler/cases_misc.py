@@ -118,4 +118,29 @@ CASES: List[Case] = [
          "    def ex(self, b):\n        return b > 1\n    def exe(self, c):\n        self.x = c\n"
          "    def err(self):\n        self.x = -1",
          ["(S((1, None, 0)), '')", "(S((1, 2, 1)), '')", "(S((1, 0, 0)), '')", "(S(None), '')"]),
+    # Arms that go round the loop again (continue, or raise) on some paths only still meet
+    # where the code after the if starts.
+    Case("misc_continue_arm_then_shared_code",
+         "def f(src, verbose, out):\n    while True:\n        this = src.pop() if src else None\n"
+         "        if this is None:\n            break\n        if this in '|)':\n            break\n"
+         "        if verbose:\n            if this in ' \\t':\n                continue\n"
+         "            if this == '#':\n                while True:\n"
+         "                    this = src.pop() if src else None\n"
+         "                    if this is None or this == '\\n':\n                        break\n"
+         "                continue\n        if this[0] == '\\\\':\n            out.append(1)\n"
+         "        elif this not in '[*':\n            out.append(2)\n        elif this == '[':\n"
+         "            out.append(3)\n        else:\n            out.append(4)\n    return out",
+         ["(list(reversed('ab# c\\nd\\\\e[f|g')), True, [])", "(list(reversed('a #b[')), False, [])",
+          "(list(reversed(' # x')), True, [])"]),
+    Case("misc_arms_meet_before_continue",
+         "def f(items, out):\n    for this in items:\n        if this == '?':\n"
+         "            lo, hi = 0, 1\n        elif this == '{':\n            if not out:\n"
+         "                out.append('{')\n                continue\n            lo, hi = 2, 3\n"
+         "        else:\n            raise ValueError(this)\n        out.append((lo, hi))\n"
+         "    return out",
+         ["(['?', '{', '{'], [])", "(['{', '?'], [])", "(['?', 'x'], [])"]),
+    Case("misc_for_conditional_test",
+         "def f(xs):\n    out = []\n    for x in xs:\n        if (x[0] if x[1] is None else x[1]):\n"
+         "            out.append(x)\n    return out",
+         ["([(1, None), (0, None), (0, 2), (1, 0)],)"]),
 ]

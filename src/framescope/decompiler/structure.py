@@ -419,6 +419,8 @@ class Structurer(LoopStructurer, ProtectedStructurer, MatchStructurer):
     def join(self, cond: Cond, stop: Optional[Block]) -> Optional[Block]:
         """Where the two arms of a branch meet, within the current region."""
         join = self.ipdom.get(cond.head)
+        if self.loops and (join is None or join is self.loops[-1].header):
+            join = self.meeting_in_loop(cond, stop) or join
         if join is None:
             return stop
         if self.loops and join not in self.loops[-1].body:
@@ -428,6 +430,23 @@ class Structurer(LoopStructurer, ProtectedStructurer, MatchStructurer):
         if stop is not None and join.index > stop.index and join is not stop and stop.index > cond.head.index:
             return stop
         return join
+
+    def meeting_in_loop(self, cond: Cond, stop: Optional[Block]) -> Optional[Block]:
+        """Where the arms of a branch meet before going round their loop again, if they do.
+
+        Every path from the branch leads back to the loop's start or out of the function,
+        so nothing post-dominates it; but arms that end in ``continue``, ``raise`` or
+        ``return`` only on some paths still meet where the code after the ``if`` starts:
+        the first block both reach.  Inside an arm, ``stop`` is where that arm ends.
+        """
+        loop = self.loops[-1]
+        inner = stop if stop is not None and stop is not loop.header and stop in loop.body else None
+        if cond.true_block is not None and cond.false_block is not None:
+            common = reachable(cond.true_block, loop, inner) & reachable(cond.false_block, loop, inner)
+            if common:
+                return min(common, key=lambda b: b.index)
+        return inner
+
 
 def releases(instrs) -> bool:
     """Whether ``instrs`` only release handled exceptions (``POP_EXCEPT``, ``name = None; del name``)."""
@@ -448,6 +467,20 @@ def is_bare_raise(instrs) -> bool:
     """A lone ``raise`` or the re-raise ending a ``finally`` (3.11+ copies such small exits after
     ``POP_EXCEPT`` into an except clause)."""
     return len(instrs) == 1 and instrs[0].op in ("RAISE_VARARGS", "RERAISE") and instrs[0].arg == 0
+
+
+def reachable(start: Block, loop: Loop, stop: Optional[Block]) -> set:
+    """The blocks of ``loop`` reached from ``start`` without going round it again or past ``stop``."""
+    seen = set()
+    work = [start]
+    while work:
+        block = work.pop()
+        if block is loop.header or block in seen or block not in loop.body:
+            continue
+        seen.add(block)
+        if block is not stop:
+            work.extend(block.succs())
+    return seen
 
 
 def uses_earlier(a: ast.AST, b: ast.AST, below: list) -> bool:
