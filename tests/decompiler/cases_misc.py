@@ -87,7 +87,7 @@ CASES: List[Case] = [
     # arm that goes back to the loop.
     Case("misc_return_from_with_in_loop",
          "def f(self, line):\n    try:\n        buffer = line\n        if line is None:\n"
-         "            with self.cm():\n                while (code := self.g(buffer)) is None:\n"
+         "            with self.cm():\n                while self.g(buffer) is None:\n"
          "                    if self.raw:\n                        line = self.inp()\n"
          "                    else:\n                        line = self.readline()\n"
          "                        if not len(line):\n"

@@ -209,7 +209,7 @@ class LoopStructurer:
             return None
         current, seen = exit, 0
         while current is not None and seen < 20:
-            if current is not block and same_run(current.instrs, block.instrs):
+            if current is not block and same_run(current.instrs, block.instrs) and same_to_end(block, current):
                 return current
             current = current.fall if current.fall is not None else current.jump
             seen += 1
@@ -386,6 +386,25 @@ def pops_then_jumps(block: Block) -> bool:
     instrs = block.instrs
     return (len(instrs) >= 2 and instrs[-1].op == "JUMP" and instrs[-2].op == "POP_TOP"
             and (len(instrs) < 3 or instrs[-3].op not in ("SWAP", "ROT")))
+
+
+def same_to_end(copy: Block, original: Block) -> bool:
+    """Whether ``copy`` and what follows it repeat ``original`` and what follows it up to a
+    return or raise (a ``return`` from a with body calls ``__exit__`` like the normal exit, then
+    goes elsewhere)."""
+    a: Optional[Block] = copy
+    b: Optional[Block] = original
+    seen = 0
+    while a is not None and b is not None and seen < 20:
+        if not same_run(a.instrs, b.instrs) or (a.jump is None) != (b.jump is None):
+            return False
+        if a.last.op in ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE"):
+            return True
+        if a.jump is not None and a.last.op != "JUMP":
+            return False  # a branch: not a short copied tail
+        a, b = a.jump or a.fall, b.jump or b.fall
+        seen += 1
+    return False
 
 
 def leaves_function(block: Block) -> bool:
