@@ -829,25 +829,13 @@ class _Unparser:
     # ------------------------------------------------------------------ f-strings and t-strings
 
     def visit_JoinedStr(self, node: ast.JoinedStr) -> Tuple[str, int]:
-        try:
-            return self.template("f", node.values), P.ATOM
-        except ValueError:
-            modulo = percent_format(node.values)
-            if modulo is None:
-                raise
-            return self.visit(modulo)
+        return self.template("f", node.values), P.ATOM
 
     def visit_TemplateStr(self, node: Any) -> Tuple[str, int]:
         return self.template("t", node.values), P.ATOM
 
     def visit_FormattedValue(self, node: ast.FormattedValue) -> Tuple[str, int]:
-        try:
-            return self.template("f", [node]), P.ATOM
-        except ValueError:
-            modulo = percent_format([node])
-            if modulo is None:
-                raise
-            return self.visit(modulo)
+        return self.template("f", [node]), P.ATOM
 
     def visit_Interpolation(self, node: Any) -> Tuple[str, int]:
         return self.template("t", [node]), P.ATOM
