@@ -8,7 +8,7 @@ from typing import Any, List, Optional, Tuple
 from framescope.decompiler.cleanup import clean_body, strip_return_none
 from framescope.decompiler.function import body_of, function_def, lambda_expr, nested
 from framescope.decompiler.values import Function
-from framescope.decompiler.unparse import unparse
+from framescope.decompiler.unparse import percent_format, unparse
 from framescope.errors import DecompilationError
 
 #: Values a default argument may show as (anything else is left out of the signature).
@@ -47,7 +47,12 @@ def decompile_code(code: CodeType, func: Optional[FunctionType], indent: int, ve
     try:
         source = layout(tree, indent)
     except (ValueError, TypeError) as err:  # a node the printer cannot spell: a decompiler gap
-        raise DecompilationError("cannot print the result (%s)" % err, code_name=code.co_name) from None
+        try:
+            if not PercentFormats().changed(tree):
+                raise
+            source = layout(tree, indent)
+        except (ValueError, TypeError):
+            raise DecompilationError("cannot print the result (%s)" % err, code_name=code.co_name) from None
     if verify:
         check(source, code)
     return source
@@ -65,6 +70,32 @@ def layout(tree: ast.Module, indent: int) -> str:
         text += piece
         previous = stmt
     return text
+
+
+class PercentFormats(ast.NodeTransformer):
+    """Spell as ``'%r: %s' % (a, b)`` the f-strings the printer cannot write for this Python.
+
+    3.11+ compiles ``%`` with a literal format and a tuple like an f-string; before 3.12
+    an f-string whose fields hold a backslash cannot be written, the ``%`` form can.
+    """
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def changed(self, tree: ast.AST) -> bool:
+        self.visit(tree)
+        return self.count > 0
+
+    def visit_JoinedStr(self, node: ast.JoinedStr) -> ast.AST:
+        try:
+            unparse(ast.Module(body=[ast.Expr(value=node)], type_ignores=[]))
+            return node
+        except ValueError:
+            modulo = percent_format(node.values)
+        if modulo is None:
+            return node
+        self.count += 1
+        return self.generic_visit(modulo)
 
 
 def unwrap(obj: Any) -> Tuple[Optional[FunctionType], CodeType]:

@@ -154,7 +154,34 @@ class LoopStructurer:
         if not counts:
             return exit, via.get(exit, set()) if exit is not None else set()
         brk = max(counts, key=lambda b: (counts[b], -b.index))
+        meeting = self.meeting_point(counts, body, exit)
+        if meeting is not None:
+            brk = meeting
         return brk, via.get(brk, set())
+
+    def meeting_point(self, counts: Dict[Block, int], body: Set[Block], exit: Optional[Block]) -> Optional[Block]:
+        """Where several ways out of a loop meet, when more of them meet there than at any one target.
+
+        ``if a: x(); break`` and ``elif b: y(); break`` leave the loop at their arms; the
+        arms run on to the code after the loop, the real ``break`` target.  Each target is
+        followed along its chain of post-dominators outside the loop.
+        """
+        if len(counts) < 2:
+            return None
+        reached: Dict[Block, int] = {}
+        distance: Dict[Block, int] = {}
+        for target, count in counts.items():
+            block: Optional[Block] = target
+            steps = 0
+            while block is not None and block not in body and steps < 50:
+                reached[block] = reached.get(block, 0) + count
+                distance[block] = max(distance.get(block, 0), steps)
+                if block is exit:
+                    break
+                block = self.ipdom.get(block)
+                steps += 1
+        best = max(reached, key=lambda b: (reached[b], -distance[b], -b.index))
+        return best if reached[best] > max(counts.values()) else None
 
     def extend_body(self, header: Block, body: Set[Block], exit: Optional[Block], is_for: bool = False) -> Set[Block]:
         """The loop's blocks: its natural loop plus the arms inside it that leave it some other way.
@@ -183,7 +210,7 @@ class LoopStructurer:
         if self.regions and self.regions[-1].contains(header):
             # A loop inside a try or with body ends with it: what follows the region (a copy of
             # the code after the statement that a break goes to, 3.10+) is not in the loop.
-            extra = {b for b in extra if self.regions[-1].contains(b) or self.left_region_copy(body, b, exit) is None}
+            extra = {b for b in extra if self.regions[-1].contains(b)}
         extended = body | extra
         if is_for:
             extended -= after_breaks(extended, body, header)
@@ -201,7 +228,7 @@ class LoopStructurer:
             return None
         current, seen = exit, 0
         while current is not None and seen < 20:
-            if current is not block and same_run(current.instrs, block.instrs):
+            if current is not block and same_run(current.instrs, block.instrs) and same_to_end(block, current):
                 return current
             current = current.fall if current.fall is not None else current.jump
             seen += 1
@@ -477,6 +504,25 @@ def falls_into(start: Optional[Block], target: Block) -> bool:
         if start.jump is not None and start.last.op != "JUMP":
             return False
         start, steps = (start.fall if start.fall is not None else start.jump), steps + 1
+    return False
+
+
+def same_to_end(copy: Block, original: Block) -> bool:
+    """Whether ``copy`` and what follows it repeat ``original`` and what follows it up to a
+    return or raise (a ``return`` from a with body calls ``__exit__`` like the normal exit, then
+    goes elsewhere)."""
+    a: Optional[Block] = copy
+    b: Optional[Block] = original
+    seen = 0
+    while a is not None and b is not None and seen < 20:
+        if not same_run(a.instrs, b.instrs) or (a.jump is None) != (b.jump is None):
+            return False
+        if a.last.op in ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE"):
+            return True
+        if a.jump is not None and a.last.op != "JUMP":
+            return False  # a branch: not a short copied tail
+        a, b = a.jump or a.fall, b.jump or b.fall
+        seen += 1
     return False
 
 

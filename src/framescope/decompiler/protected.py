@@ -12,7 +12,7 @@ from framescope.decompiler import values as v
 from framescope.decompiler.cfg import Block, natural_loop, postdominators
 from framescope.decompiler.handlers import IMPLICIT, TRY, WITH, HandlerMap
 from framescope.decompiler.instructions import JUMPS, OR_POP_JUMPS, POP_JUMPS, Handler, Instr
-from framescope.decompiler.normalize import same_handling, same_run
+from framescope.decompiler.normalize import same_exit, same_handling, same_run
 from framescope.decompiler.opcodes import PY, handler_entry_values
 from framescope.decompiler.simulate import ExceptEnd, State
 
@@ -345,7 +345,8 @@ class ProtectedStructurer:
     def exit_path(self, block: Optional[Block]) -> Optional[List[Block]]:
         """The blocks of straight-line code from ``block`` to a return, raise, break or continue.
 
-        None when the code branches first.  Copies of ``finally`` bodies are skipped.
+        None when the code branches or enters another try or with statement first.  Copies
+        of ``finally`` bodies are skipped.
         """
         path: List[Block] = []
         steps = 0
@@ -354,6 +355,8 @@ class ProtectedStructurer:
             if block in self.cfg.finally_copies:
                 block = self.cfg.finally_after[block]
                 continue
+            if self.new_handler(block) is not None:
+                return None  # the code goes on into another try or with statement
             path.append(block)
             if self.loops and self.loop_control(block, None) is not None:
                 return path
@@ -429,7 +432,12 @@ class ProtectedStructurer:
                 and same_handling(a, b):
             return True  # 3.12+ copies small blocks (``POP_EXCEPT; JUMP``) into each predecessor
         copies = self.cfg.finally_copies
-        return a in copies and b in copies and copies[a] is copies[b]
+        if not (a in copies and b in copies and copies[a] is copies[b]):
+            return False
+        # Copies of one finally body on two paths that go on differently (``return True``
+        # after one) are not one place.
+        after_a, after_b = self.cfg.finally_after[a], self.cfg.finally_after[b]
+        return after_a is after_b or same_exit(after_a, after_b)
 
     def shared_tail(self, start: Optional[Block], tail) -> Optional[Block]:
         """The block on the normal path that the clauses' copied tails repeat, cut out if needed."""

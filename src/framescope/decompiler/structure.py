@@ -17,6 +17,7 @@ Loops are built by `loops.py`, try and with statements by `protected.py`, match
 statements by `patterns.py`; all are mixins of `Structurer` and share its walker.
 """
 import ast
+import copy
 from types import CodeType
 from typing import Dict, List, Optional
 
@@ -27,7 +28,7 @@ from framescope.decompiler.handlers import HandlerMap
 from framescope.decompiler.loops import Loop, LoopStructurer
 from framescope.decompiler.normalize import same_run
 from framescope.decompiler.patterns import MATCH_STARTS, MatchStructurer
-from framescope.decompiler.protected import ProtectedStructurer, Region, jump_chain
+from framescope.decompiler.protected import ProtectedStructurer, Region, follow_jumps, jump_chain
 from framescope.decompiler.sametree import same_tree
 from framescope.decompiler.simulate import ExceptEnd, Simulator, State
 from framescope.errors import DecompilationError
@@ -116,6 +117,10 @@ class Structurer(LoopStructurer, ProtectedStructurer, MatchStructurer):
             if loop_jump is not None:
                 state.stmts.append(loop_jump)
                 return None
+            if any(loop.header is block for loop in self.loops[:-1]):
+                # No statement jumps from an inner loop to the start of an outer one: the
+                # inner loop's exits were misread, and walking on would go round forever.
+                raise self.error("jump out of a loop to an outer loop's start", block)
             if self.regions and not self.regions[-1].contains(block):
                 if len(state.stack) > self.regions[-1].depth:
                     return self.finish_return(block, state, self.regions[-1].depth)
@@ -229,8 +234,14 @@ class Structurer(LoopStructurer, ProtectedStructurer, MatchStructurer):
                 and all(a is b for a, b in zip(true_state.stack[:-1], false_state.stack[:-1]))
                 and (depth == base + 1 or true_state.stack[-1] is not false_state.stack[-1])):
             # Both arms only computed one value: a conditional or boolean expression.
+            true_value, false_value = true_state.stack[-1], false_state.stack[-1]
+            value = None
+            if depth < base + 1 and uses_earlier(true_value, false_value, state.stack[depth - 1:]):
+                # The arms used values from under the test (3.11+ copied the rest of the
+                # expression into both): the test sits inside that expression.
+                value = merge_difference(true_value, false_value, lambda a, b: self.value_join(cond, a, b))
             state.stack[:] = true_state.stack[:-1]
-            state.stack.append(self.value_join(cond, true_state.stack[-1], false_state.stack[-1]))
+            state.stack.append(value or self.value_join(cond, true_value, false_value))
             return join
         if true_end is not None and false_end is not None and len(true_state.stack) != len(false_state.stack):
             # An arm that popped its loop's iterator before leaving a protected region goes on to
@@ -250,10 +261,18 @@ class Structurer(LoopStructurer, ProtectedStructurer, MatchStructurer):
                 false_end = true_end
         if true_end is not None and false_end is not None and self.same_place(true_end, false_end):
             false_end = true_end  # two copies of one block (3.10+ copies small exits)
+        if (true_end is not None and false_end is not None and true_end is not false_end and self.regions
+                and not self.regions[-1].contains(true_end) and not self.regions[-1].contains(false_end)
+                and follow_jumps(true_end) is follow_jumps(false_end)):
+            # Both leave the protected region for one place, one through a lone jump.
+            true_end = false_end = follow_jumps(true_end)
         if true_end is not None and false_end is not None and true_end is not false_end:
             # Leaving a protected region: an arm that goes straight on to a return, raise,
             # break or continue is that statement, run after the region's clean-up code.
             true_path, false_path = self.exit_path(true_end), self.exit_path(false_end)
+            if true_path is not None and false_path is not None and self.regions \
+                    and self.regions[-1].contains(true_end) and not self.regions[-1].contains(false_end):
+                true_path = None  # only the other arm leaves the region: that one is the exit
             if true_path is not None:
                 true_end = self.finish_exit(true_path, true_state)
             elif false_path is not None:
@@ -267,6 +286,10 @@ class Structurer(LoopStructurer, ProtectedStructurer, MatchStructurer):
         returned = self.returned_value(cond, body, orelse)
         if returned is not None:
             state.stmts.append(ast.Return(value=returned))
+            return None
+        merged = self.merged_arms(cond, body, orelse, state.stack) if true_end is None and false_end is None else None
+        if merged is not None:
+            state.stmts.extend(merged)
             return None
         if body and orelse and laid_out_first(cond.false_block, cond.true_block):
             # The arm the compiler placed first is the one the source wrote first.
@@ -375,6 +398,23 @@ class Structurer(LoopStructurer, ProtectedStructurer, MatchStructurer):
             return self.value_join(cond, true_value, false_value)
         return None
 
+    def merged_arms(self, cond: Cond, body: List[ast.stmt], orelse: List[ast.stmt],
+                    below: list) -> Optional[List[ast.stmt]]:
+        """One statement with the test inside it, whose end (3.11+) the compiler copied into both arms.
+
+        ``below`` is the stack under the test: when both arms' first statements use a
+        value computed before the test, the test sits inside that statement
+        (``return a, (b if c else d)``, ``f(b if c else d)`` at the end of a function).
+        """
+        if not body or len(body) != len(orelse) or type(body[0]) is not type(orelse[0]):
+            return None
+        if any(ast.dump(a) != ast.dump(b) for a, b in zip(body[1:], orelse[1:])):
+            return None
+        if not uses_earlier(body[0], orelse[0], below):
+            return None
+        first = merge_difference(body[0], orelse[0], lambda a, b: self.value_join(cond, a, b))
+        return None if first is None else [first] + body[1:]
+
     def value_join(self, cond: Cond, true_value, false_value) -> ast.expr:
         """The single value two arms push: ``a or b``, ``a and b`` or ``x if c else y``."""
         sim = self.sim
@@ -387,6 +427,8 @@ class Structurer(LoopStructurer, ProtectedStructurer, MatchStructurer):
     def join(self, cond: Cond, stop: Optional[Block]) -> Optional[Block]:
         """Where the two arms of a branch meet, within the current region."""
         join = self.ipdom.get(cond.head)
+        if self.loops and (join is None or join is self.loops[-1].header):
+            join = self.meeting_in_loop(cond, stop) or join
         if join is None:
             return stop
         if self.loops and join not in self.loops[-1].body:
@@ -396,6 +438,23 @@ class Structurer(LoopStructurer, ProtectedStructurer, MatchStructurer):
         if stop is not None and join.index > stop.index and join is not stop and stop.index > cond.head.index:
             return stop
         return join
+
+    def meeting_in_loop(self, cond: Cond, stop: Optional[Block]) -> Optional[Block]:
+        """Where the arms of a branch meet before going round their loop again, if they do.
+
+        Every path from the branch leads back to the loop's start or out of the function,
+        so nothing post-dominates it; but arms that end in ``continue``, ``raise`` or
+        ``return`` only on some paths still meet where the code after the ``if`` starts:
+        the first block both reach.  Inside an arm, ``stop`` is where that arm ends.
+        """
+        loop = self.loops[-1]
+        inner = stop if stop is not None and stop is not loop.header and stop in loop.body else None
+        if cond.true_block is not None and cond.false_block is not None:
+            common = reachable(cond.true_block, loop, inner) & reachable(cond.false_block, loop, inner)
+            if common:
+                return min(common, key=lambda b: b.index)
+        return inner
+
 
 def releases(instrs) -> bool:
     """Whether ``instrs`` only release handled exceptions (``POP_EXCEPT``, ``name = None; del name``)."""
@@ -421,6 +480,71 @@ def is_bare_raise(instrs) -> bool:
 def ends_function(path: Optional[List[Block]]) -> bool:
     """Whether an exit path (see `exit_path`) ends in a return or raise."""
     return bool(path) and path[-1].last.op in ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE")
+
+
+def reachable(start: Block, loop: Loop, stop: Optional[Block]) -> set:
+    """The blocks of ``loop`` reached from ``start`` without going round it again or past ``stop``."""
+    seen = set()
+    work = [start]
+    while work:
+        block = work.pop()
+        if block is loop.header or block in seen or block not in loop.body:
+            continue
+        seen.add(block)
+        if block is not stop:
+            work.extend(block.succs())
+    return seen
+
+
+def uses_earlier(a: ast.AST, b: ast.AST, below: list) -> bool:
+    """Whether ``a`` and ``b`` both use one of the expressions of ``below`` (a stack under a test)."""
+    return any(isinstance(x, ast.expr) and uses(a, x) and uses(b, x) for x in below)
+
+
+def uses(tree: ast.AST, node: ast.AST) -> bool:
+    """Whether ``node`` itself (not an equal copy) is part of ``tree``."""
+    return any(sub is node for sub in ast.walk(tree))
+
+
+def merge_difference(a: ast.AST, b: ast.AST, join) -> Optional[ast.AST]:
+    """``a`` with the one subexpression where it differs from ``b`` replaced by ``join(part_a, part_b)``."""
+    if ast.dump(a) == ast.dump(b):
+        return a
+    if type(a) is type(b):
+        fields = [name for name in a._fields if dump(getattr(a, name, None)) != dump(getattr(b, name, None))]
+        if len(fields) == 1:
+            name = fields[0]
+            x, y = getattr(a, name), getattr(b, name)
+            if isinstance(a, ast.Slice):  # a missing bound is None
+                x = ast.Constant(value=None) if x is None else x
+                y = ast.Constant(value=None) if y is None else y
+            if isinstance(x, ast.AST) and isinstance(y, ast.AST):
+                part = merge_difference(x, y, join)
+                if part is None:
+                    return None
+                node = copy.copy(a)
+                setattr(node, name, part)
+                return node
+            if isinstance(x, list) and isinstance(y, list) and len(x) == len(y):
+                where = [i for i in range(len(x)) if dump(x[i]) != dump(y[i])]
+                if len(where) == 1 and isinstance(x[where[0]], ast.AST) and isinstance(y[where[0]], ast.AST):
+                    part = merge_difference(x[where[0]], y[where[0]], join)
+                    if part is None:
+                        return None
+                    node = copy.copy(a)
+                    setattr(node, name, x[:where[0]] + [part] + x[where[0] + 1:])
+                    return node
+    if isinstance(a, ast.expr) and isinstance(b, ast.expr) and not isinstance(a, (ast.Starred, ast.Slice)):
+        return join(a, b)
+    return None
+
+
+def dump(value) -> str:
+    if isinstance(value, ast.AST):
+        return ast.dump(value)
+    if isinstance(value, list):
+        return "[%s]" % ", ".join(dump(x) for x in value)
+    return repr(value)
 
 
 def is_builtin_check(test: ast.expr) -> bool:

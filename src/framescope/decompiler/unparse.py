@@ -137,6 +137,26 @@ class _NoFit(Exception):
     """The f-string being printed cannot use the quote being tried."""
 
 
+def percent_format(values: Sequence[ast.expr]) -> Optional[ast.expr]:
+    """``'%r: %s' % (a, b)`` for an f-string's parts, or None if they are not such a format.
+
+    3.11+ compiles ``%`` with a literal format and a tuple like an f-string; before 3.12
+    this is the way to print one whose fields hold a backslash.
+    """
+    text: List[str] = []
+    args: List[ast.expr] = []
+    for value in values:
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            text.append(value.value.replace("%", "%%"))
+        elif (isinstance(value, ast.FormattedValue) and value.conversion in (ord("s"), ord("r"), ord("a"))
+              and value.format_spec is None):
+            text.append("%" + chr(value.conversion))
+            args.append(value.value)
+        else:
+            return None
+    return ast.BinOp(left=ast.Constant(value="".join(text)), op=ast.Mod(), right=ast.Tuple(elts=args, ctx=ast.Load()))
+
+
 def _escape_unprintable(text: str) -> str:
     if text.isprintable():
         return text
