@@ -20,7 +20,7 @@ or b`` computes its value.
 """
 import ast
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Any, List, Optional
 
 from framescope.decompiler import values as v
 from framescope.decompiler.cfg import Block
@@ -34,6 +34,16 @@ if TYPE_CHECKING:
 
 CONDITIONAL = ("POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE",
                "JUMP_IF_FALSE_OR_POP", "JUMP_IF_TRUE_OR_POP")
+
+
+#: Operations that only build new values from what they pop, reading no flag on them: a
+#: block of these runs the same in a probe as in the walk, and changes nothing it did not push.
+PURE = frozenset({
+    "LOAD_CONST", "LOAD_COMMON_CONSTANT", "LOAD_ASSERTION_ERROR", "LOAD_FAST", "LOAD_NAME", "LOAD_GLOBAL",
+    "LOAD_DEREF", "PUSH_NULL", "LOAD_ATTR", "LOAD_METHOD", "BINARY_SUBSCR", "BINARY_SLICE", "BUILD_SLICE",
+    "BINARY_OP", "UNARY_OP", "COMPARE_OP", "IS_OP", "CONTAINS_OP", "BUILD_TUPLE", "BUILD_LIST", "BUILD_SET",
+    "BUILD_MAP", "BUILD_CONST_KEY_MAP", "BUILD_STRING", "FORMAT_VALUE", "CONVERT_VALUE", "CALL", "CALL_KW",
+})
 
 
 class Popped(v.Marker):
@@ -65,6 +75,37 @@ class Cond:
 #: Tests whose negation is the opposite operator: the compiler turns ``not (a in b)``
 #: into ``a not in b`` and jumps on either the same way (the reversed jump is equivalent).
 FLIPPED = {ast.Is: ast.IsNot, ast.IsNot: ast.Is, ast.In: ast.NotIn, ast.NotIn: ast.In}
+
+
+@dataclass(eq=False)
+class Probe:
+    """The condition of a test block, found by probing it from the test before it.
+
+    Each link of an ``if``/``elif`` chain probes the rest of the chain, so walking the
+    chain link by link would simulate it over and over (quadratic in its length).  The
+    walk takes the probe's result instead, when it enters the block with the very
+    values the probe started from (see `reusable`).
+    """
+
+    #: The stack the probe entered the block with (compared by identity).
+    entry: List[Any]
+    #: The stack once the block ran and its jump popped the tested value.
+    stack: List[Any]
+    #: The block's condition, with the tests it chains to folded in.
+    cond: Cond
+
+    def fits(self, stack: List[Any]) -> bool:
+        return len(stack) == len(self.entry) and all(a is b for a, b in zip(stack, self.entry))
+
+
+def reusable(block: Block, stack: List[Any]) -> bool:
+    """Whether probing ``block`` on ``stack`` gives what the walk would find there later.
+
+    Its operations must only build new values, from expressions (markers such as a
+    chained store change as the walk goes on).
+    """
+    return (all(ins.op in PURE for ins in block.instrs[:-1])
+            and all(isinstance(x, ast.expr) or x is v.NULL for x in stack))
 
 
 def negate(node: ast.expr) -> ast.expr:
@@ -173,6 +214,8 @@ def collect_condition(st: "Structurer", block: Block, state: State, pops: bool =
             try:
                 for ins in target.instrs[:-1]:
                     st.sim.step(ins, probe)
+                    if probe.stmts:
+                        break  # a statement: not a test of the chain (stop before simulating the rest)
             except DecompilationError:
                 continue
             if probe.stmts:
@@ -188,6 +231,8 @@ def collect_condition(st: "Structurer", block: Block, state: State, pops: bool =
             if merged is not None:
                 consumed.add(target)
                 break
+            if pops and reusable(target, arm_state.stack):
+                st.probed[target] = Probe(list(arm_state.stack), probe.stack, inner)
         if merged is None:
             return cond
         cond = merged

@@ -22,7 +22,7 @@ from types import CodeType
 from typing import Dict, List, Optional
 
 from framescope.decompiler.cfg import CFG, Block, postdominators
-from framescope.decompiler.conditions import Cond, boolop, collect_condition, negate
+from framescope.decompiler.conditions import Cond, Probe, boolop, collect_condition, negate
 from framescope.decompiler import values as v
 from framescope.decompiler.handlers import HandlerMap
 from framescope.decompiler.loops import Loop, LoopStructurer
@@ -48,6 +48,8 @@ class Structurer(LoopStructurer, ProtectedStructurer, MatchStructurer):
         self.hmap = HandlerMap(cfg)
         #: Blocks to be entered part-way: block → index of the first instruction to run.
         self.resume: Dict[Block, int] = {}
+        #: Test blocks already probed from the test before them (`conditions.Probe`).
+        self.probed: Dict[Block, Probe] = {}
         #: For the try statements whose clauses are being built: where their body goes on.
         self.after_try: List[Optional[Block]] = []
         #: For the except clauses being built: the stack depth once a clause released its exception.
@@ -137,6 +139,12 @@ class Structurer(LoopStructurer, ProtectedStructurer, MatchStructurer):
             instrs = block.instrs
             i = first or self.resume.pop(block, 0)
             first = 0
+            probed = self.probed.pop(block, None) if not i and self.probed else None
+            if probed is not None and probed.fits(state.stack):
+                # A test of a chain the condition before it already probed: take what it found.
+                state.stack[:] = probed.stack
+                block = self.branch(block, stop, state, probed.cond)
+                continue
             matched = None
             while i < len(instrs) - 1:
                 if instrs[i].op == "POP_TOP" and self.is_break_copy(block, i, state):
@@ -199,8 +207,10 @@ class Structurer(LoopStructurer, ProtectedStructurer, MatchStructurer):
                 and isinstance(delete.targets[0], ast.Name) and delete.targets[0].id == reset.targets[0].id)
 
     # -- conditionals ------------------------------------------------------------------------------
-    def branch(self, block: Block, stop: Optional[Block], state: State) -> Optional[Block]:
-        cond = collect_condition(self, block, state)
+    def branch(self, block: Block, stop: Optional[Block], state: State,
+               cond: Optional[Cond] = None) -> Optional[Block]:
+        if cond is None:
+            cond = collect_condition(self, block, state)
         matched = self.guarded_match(cond, state, stop) if MATCH_STARTS else None
         if matched is not None:
             return matched[0]
