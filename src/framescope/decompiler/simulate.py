@@ -8,7 +8,7 @@ reads the stack itself at jumps.
 """
 import ast
 from types import CodeType
-from typing import Any, Callable, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 from framescope.decompiler import values as v
 from framescope.decompiler.instructions import Instr
@@ -133,13 +133,18 @@ class Simulator:
         self.code = code
         #: Builds a nested function/class/comprehension from a `values.Function`.
         self.nested = nested
+        #: The ``op_*`` method of each operation seen so far (looked up once: every step needs one).
+        self.methods: Dict[str, Callable[[Instr, State], None]] = {}
 
     # -- driver ------------------------------------------------------------------------------------
     def step(self, ins: Instr, state: State) -> None:
-        method = getattr(self, "op_" + ins.op, None)
+        method = self.methods.get(ins.op)
         if method is None:
-            raise DecompilationError("unsupported instruction", code_name=self.code.co_name,
-                                     offset=ins.offset, opname=ins.raw or ins.op)
+            method = getattr(self, "op_" + ins.op, None)
+            if method is None:
+                raise DecompilationError("unsupported instruction", code_name=self.code.co_name,
+                                         offset=ins.offset, opname=ins.raw or ins.op)
+            self.methods[ins.op] = method
         try:
             method(ins, state)
         except DecompilationError as err:
