@@ -86,4 +86,8 @@ CASES: List[Case] = [
          ["(['', '#a', 'b', '#c'], [])", "(['#a'], [])", "([1], [])"]),
     Case("old_assert_constant",
          "def f(a):\n    if a:\n        return 1\n    assert False, 'unknown %r' % (a,)", ["(1,)", "(0,)"]),
+    Case("old_returns_in_try_except_finally",
+         "def f(a, b, log, *, default=None):\n    try:\n        return a / b\n    except ZeroDivisionError:\n"
+         "        return default\n    finally:\n        log.append((a, b))",
+         ["(1, 2, [])", "(1, 0, [])", "(1, 'x', [])"]),
 ]

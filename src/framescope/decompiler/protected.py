@@ -307,7 +307,9 @@ class ProtectedStructurer:
         if block.index + 1 >= len(self.cfg.blocks):
             return None
         after = self.cfg.blocks[block.index + 1]
-        return None if after.last.op == "JUMP" and len(after.instrs) == 1 else after
+        if after.last.op == "JUMP" and (len(after.instrs) == 1 or after.last.raw == "BEGIN_FINALLY"):
+            return None  # a jump on, or the copy of an enclosing finally body: nothing follows in the body
+        return after
 
     def dead_else_break(self, hblock: Block) -> bool:
         """3.8: whether a ``break`` that ended the else clause was left unreachable after the handler.
