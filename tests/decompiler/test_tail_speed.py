@@ -49,11 +49,14 @@ def test_guard_then_shared_tail():
 def test_chain_time_grows_linearly():
     # Each ``if`` in the chain used to double the walk of everything after it.
     def cost(arms: int) -> float:
+        # The fastest of a few runs: a busy machine only makes a run slower.
         f = compiled(chain_source(arms))
-        start = time.process_time()
+        runs = []
         for _ in range(3):
+            start = time.process_time()
             decompile(f)
-        return time.process_time() - start
+            runs.append(time.process_time() - start)
+        return min(runs)
 
     cost(2)  # warm up
     small, large = cost(ARMS), cost(2 * ARMS)
