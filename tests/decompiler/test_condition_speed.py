@@ -4,7 +4,6 @@ Each link of a chain probes the rest of the chain for ``and``/``or`` folding; th
 walk reuses what the probe found instead of simulating the rest again, so the work
 grows with the chain's length, not its square.
 """
-import sys
 
 import pytest
 
@@ -53,9 +52,7 @@ CHAINS = [
     # Statement arms: the chain's links are walked one after the other.
     elif_chain(12),
     # Values already on the stack under each test (the called function).
-    pytest.param("def f(x, g):\n    r = g('a' if x == 1 else 'b' if x == 2 else 'c' if x == 3 else 'd')\n    return r\n",
-                 marks=pytest.mark.skipif(sys.version_info[:2] not in ((3, 8), (3, 9), (3, 11)),
-                                          reason="nested conditional expressions in a call: not decompiled yet")),
+    "def f(x, g):\n    r = g('a' if x == 1 else 'b' if x == 2 else 'c' if x == 3 else 'd')\n    return r\n",
     # Short-circuit links in the middle of the chain.
     "def f(x, g):\n    if x == 1:\n        r = 1\n    elif x > 5 and x < 9:\n        r = 2\n"
     "    elif x == 3 or x == 4:\n        r = 3\n    elif not x:\n        r = 4\n    else:\n        r = 5\n    return r\n",
