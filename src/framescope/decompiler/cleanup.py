@@ -285,7 +285,7 @@ def conditional_test(stmt: ast.stmt) -> ast.stmt:
     a, b = conditional_test(stmt.body[0]), conditional_test(stmt.orelse[0])
     if not (isinstance(a, ast.If) and isinstance(b, ast.If) and not a.orelse and not b.orelse):
         return stmt
-    if len(a.body) != len(b.body) or any(ast.dump(x) != ast.dump(y) for x, y in zip(a.body, b.body)):
+    if len(a.body) != len(b.body) or not all(same_tree(x, y) for x, y in zip(a.body, b.body)):
         return stmt
     return ast.If(test=ast.IfExp(test=stmt.test, body=a.test, orelse=b.test), body=a.body, orelse=[])
 

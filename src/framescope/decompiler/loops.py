@@ -487,7 +487,7 @@ def pops_and_jumps(block: Block, succ: Block) -> bool:
         return False
     if len(instrs) == 1:  # 3.11+: the break jumps to a lone jump on
         return bool(block.preds) and all(len(p.instrs) > 1 and pops_and_jumps(p, block) for p in block.preds)
-    return instrs[-2].op == "POP_TOP" and (len(instrs) < 3 or instrs[-3].op not in ("SWAP", "ROT"))
+    return pops_then_jumps(block)
 
 
 def falls_into(start: Optional[Block], target: Block) -> bool:

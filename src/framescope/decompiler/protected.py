@@ -14,6 +14,7 @@ from framescope.decompiler.handlers import IMPLICIT, TRY, WITH, HandlerMap
 from framescope.decompiler.instructions import JUMPS, OR_POP_JUMPS, POP_JUMPS, Handler, Instr
 from framescope.decompiler.normalize import same_exit, same_handling, same_run
 from framescope.decompiler.opcodes import PY, handler_entry_values
+from framescope.decompiler.sametree import same_tree
 from framescope.decompiler.simulate import ExceptEnd, State
 
 #: 3.10+ copies short code that ends the function (``return x``) into each block that goes
@@ -158,7 +159,7 @@ class ProtectedStructurer:
             return False
         after = State(outside_with(state.stack))
         self.finish_exit(path, after)
-        return [ast.dump(s) for s in after.stmts] == [ast.dump(s) for s in stmts]
+        return len(after.stmts) == len(stmts) and all(same_tree(a, b) for a, b in zip(after.stmts, stmts))
 
     def suppressed_end(self, hblock: Block) -> Optional[Block]:
         """Where a with statement goes on once its ``__exit__`` swallowed an exception."""

@@ -418,7 +418,7 @@ class Structurer(LoopStructurer, ProtectedStructurer, MatchStructurer):
         """
         if not body or len(body) != len(orelse) or type(body[0]) is not type(orelse[0]):
             return None
-        if any(ast.dump(a) != ast.dump(b) for a, b in zip(body[1:], orelse[1:])):
+        if not all(same_tree(a, b) for a, b in zip(body[1:], orelse[1:])):
             return None
         if not uses_earlier(body[0], orelse[0], below):
             return None
@@ -548,10 +548,10 @@ def uses(tree: ast.AST, node: ast.AST) -> bool:
 
 def merge_difference(a: ast.AST, b: ast.AST, join) -> Optional[ast.AST]:
     """``a`` with the one subexpression where it differs from ``b`` replaced by ``join(part_a, part_b)``."""
-    if ast.dump(a) == ast.dump(b):
+    if same_tree(a, b):
         return a
     if type(a) is type(b):
-        fields = [name for name in a._fields if dump(getattr(a, name, None)) != dump(getattr(b, name, None))]
+        fields = [name for name in a._fields if not same_value(getattr(a, name, None), getattr(b, name, None))]
         if len(fields) == 1:
             name = fields[0]
             x, y = getattr(a, name), getattr(b, name)
@@ -566,7 +566,7 @@ def merge_difference(a: ast.AST, b: ast.AST, join) -> Optional[ast.AST]:
                 setattr(node, name, part)
                 return node
             if isinstance(x, list) and isinstance(y, list) and len(x) == len(y):
-                where = [i for i in range(len(x)) if dump(x[i]) != dump(y[i])]
+                where = [i for i in range(len(x)) if not same_value(x[i], y[i])]
                 if len(where) == 1 and isinstance(x[where[0]], ast.AST) and isinstance(y[where[0]], ast.AST):
                     part = merge_difference(x[where[0]], y[where[0]], join)
                     if part is None:
@@ -579,12 +579,13 @@ def merge_difference(a: ast.AST, b: ast.AST, join) -> Optional[ast.AST]:
     return None
 
 
-def dump(value) -> str:
-    if isinstance(value, ast.AST):
-        return ast.dump(value)
-    if isinstance(value, list):
-        return "[%s]" % ", ".join(dump(x) for x in value)
-    return repr(value)
+def same_value(x, y) -> bool:
+    """Whether two field values print alike under ``ast.dump``: trees, lists of them, plain values."""
+    if isinstance(x, ast.AST) or isinstance(y, ast.AST):
+        return isinstance(x, ast.AST) and isinstance(y, ast.AST) and same_tree(x, y)
+    if isinstance(x, list) and isinstance(y, list):
+        return len(x) == len(y) and all(same_value(a, b) for a, b in zip(x, y))
+    return repr(x) == repr(y)
 
 
 def is_builtin_check(test: ast.expr) -> bool:
