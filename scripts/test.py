@@ -8,7 +8,8 @@
     python3 scripts/test.py -- -k loops -x       # everything after -- goes to pytest
 
 Each CPython gets a virtual environment in .venvs/<major.minor> with framescope installed
-editable with its `test` extra (3.11 also gets torch, and its torch tests may not skip).
+editable with its `test` extra; the interpreters in TORCH also get that torch release and the
+`test-torch` extra, and their torch tests may not skip.
 Pyodide runs from .pyodide/, installed from scripts/pyodide/package*.json, with the
 pure-Python wheels pinned in scripts/pyodide/requirements.txt. Both are reused while their
 inputs are unchanged. At most --jobs sessions run at once; each one's output is printed as a
@@ -53,12 +54,13 @@ CPYTHONS = {
 # Pyodide 314.0.7 ships CPython 3.14.2 built for WebAssembly.
 PYODIDE = "3.14"
 PYODIDE_NAMES = ("3.14", "pyodide")
-# The torch tests run on exactly one interpreter, with exactly this torch.
-TORCH_PYTHON = "3.11"
-TORCH_REQUIREMENT = "torch==2.13.0"
+# The interpreters the torch tests run on, each with exactly this torch: 3.11 with the torch
+# release CI caches as a CPU wheel, 3.13 with the newest release (PyPI's Linux wheel, a CUDA
+# build that runs on the CPU). benchmarks/torch_matrix.py runs them on every supported pair.
+TORCH = {"3.11": "torch==2.13.0", "3.13": "torch==2.15.0"}
 
 # Longest sessions first, so the two job slots end at about the same time.
-ORDER = ["3.11", PYODIDE, "3.8", "3.9", "3.10", "3.12", "3.13"]
+ORDER = ["3.11", "3.13", PYODIDE, "3.8", "3.9", "3.10", "3.12"]
 
 SETUP_TIMEOUT = 20 * 60
 
@@ -264,7 +266,8 @@ def setup_cpython(session: Session, runner: Runner, python: Path, recreate: bool
     venv = VENVS / session.name
     venv_python = venv / "bin" / "python"
     stamp = venv / "framescope-stamp.json"
-    extras = [TORCH_REQUIREMENT] if session.name == TORCH_PYTHON else []
+    torch = TORCH.get(session.name)
+    extras = [torch] if torch else []
     wanted = {
         "python": str(python.resolve()),
         "version": session.label,
@@ -284,9 +287,16 @@ def setup_cpython(session: Session, runner: Runner, python: Path, recreate: bool
         # An interrupted install must not leave a stamp that claims it finished.
         stamp.unlink()
     pip = [str(venv_python), "-m", "pip", "install", "--disable-pip-version-check"]
-    runner.check(pip + ["--progress-bar", "off", "-q", "-e", ".[test]"] + extras, "pip install")
+    target = ".[test-torch]" if torch else ".[test]"
+    runner.check(pip + ["--progress-bar", "off", "-q", "-e", target] + extras, "pip install", env=pip_env())
     stamp.write_text(json.dumps(wanted, indent=1))
     return venv_python
+
+
+def pip_env() -> Dict[str, str]:
+    """The environment for pip: a machine-wide constraint file may cap torch below the
+    release asked for; the torch requirement is pinned exactly, so no cap is needed."""
+    return dict(os.environ, PIP_CONSTRAINT=" ")
 
 
 def _stamp_matches_python(stamp: Path, wanted: Dict[str, str]) -> bool:
@@ -317,7 +327,7 @@ def run_cpython(session: Session, runner: Runner, args: argparse.Namespace) -> N
     finally:
         session.setup_s = time.monotonic() - start
     env = dict(os.environ)
-    if session.name == TORCH_PYTHON:
+    if session.name in TORCH:
         # torch is installed here on purpose: a torch test that skips is a failure.
         env["FRAMESCOPE_REQUIRE_TORCH"] = "1"
     cmd = [str(venv_python), "-m", "pytest"] + pytest_args(session, args)

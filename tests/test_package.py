@@ -28,6 +28,25 @@ def test_import_does_not_import_torch(run_python, module):
     assert torch_modules_after(run_python, "import " + module) == []
 
 
+@pytest.mark.needs_subprocess
+@pytest.mark.parametrize("module", ["framescope.evalframe", "framescope.dump", "framescope.torch_internals"])
+def test_torch_facing_modules_import_torch_on_first_use_only(run_python, module):
+    assert torch_modules_after(run_python, "import " + module) == []
+
+
+@pytest.mark.needs_subprocess
+def test_import_takes_under_150_ms(run_python):
+    # In a fresh interpreter, the best of three (a loaded machine slows single runs).
+    code = (
+        "import time\n"
+        "start = time.perf_counter()\n"
+        "import framescope\n"
+        "print(time.perf_counter() - start)\n"
+    )
+    best = min(float(run_python(code).stdout) for _ in range(3))
+    assert best < 0.150
+
+
 @pytest.mark.torch
 @pytest.mark.needs_subprocess
 def test_torch_probe_sees_torch(run_python):

@@ -2,11 +2,11 @@
 
 ``import framescope`` never imports torch; the torch-facing parts load it on first use.
 """
-from framescope.errors import DecompilationError
+from framescope.errors import DecompilationError, UnsupportedTorchError
 
 __version__ = "0.1.0"
 
-__all__ = ["DecompilationError", "__version__", "debug", "decompile", "dump", "prepare_debug"]
+__all__ = ["DecompilationError", "UnsupportedTorchError", "__version__", "debug", "decompile", "dump", "prepare_debug"]
 
 
 def decompile(obj: object, *, indent: int = 4, verify: bool = True) -> str:

@@ -69,7 +69,7 @@ class debug:
     def __enter__(self) -> "debug":
         from framescope import torch_internals
 
-        torch_internals.load()
+        torch_internals.require(torch_internals.DEBUG)
         try:
             self._attach()
             self._hook = torch_internals.on_compile_end(self._after_compile)
@@ -228,6 +228,11 @@ def _library_roots() -> Tuple[str, ...]:
 _library_tops: Dict[str, bool] = {}
 
 
+#: The module name collections.namedtuple gives the code of a class's ``__new__``
+#: (``namedtuple_Point``).
+NAMEDTUPLE_MODULE = "namedtuple_"
+
+
 def is_library_module(name: Optional[str]) -> bool:
     """Whether code of the module ``name`` counts as library code for stepping.
 
@@ -246,6 +251,10 @@ def is_library_module(name: Optional[str]) -> bool:
     if known is not None:
         return known
     if top in sys.builtin_module_names or top in getattr(sys, "stdlib_module_names", ()):
+        result = True
+    elif top.startswith(NAMEDTUPLE_MODULE):
+        # collections.namedtuple evaluates each class's __new__ in globals of its own, named
+        # after the class: library code wherever the class is (torch makes some per call).
         result = True
     elif top == "framescope":
         result = True

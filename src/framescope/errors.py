@@ -37,3 +37,11 @@ class DecompilationError(Exception):
             where.append(self.opname)
         text = " ".join(self.reason.split())
         return "%s: %s" % (", ".join(where), text) if where else text
+
+
+class UnsupportedTorchError(RuntimeError):
+    """torch is missing, or lacks an internal that a framescope feature needs.
+
+    The message is one line: what torch lacks, which feature needs it, and what works
+    without it.
+    """

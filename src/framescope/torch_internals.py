@@ -1,14 +1,18 @@
 """The one module where framescope touches torch's private Dynamo internals.
 
 Everything here is built on ``torch._C._dynamo.eval_frame`` (the C-level PEP 523 hook that
-torch.compile installs) and on a few Python types from ``torch._dynamo``. These are private and
-change between torch releases, so every use is gathered here behind a version check: on a
-torch that framescope has not been checked against, the first call raises
-:class:`UnsupportedTorchError` with one line instead of failing somewhere deep inside torch.
+torch.compile installs) and on a few Python types and hooks of ``torch._dynamo``. These are
+private and change between torch releases, so every use is gathered here and listed in
+:data:`INTERNALS`, each with the framescope features that need it. Before a feature first
+touches torch, the internals it needs are probed once (they exist and have the expected
+fields or parameters): a torch that has them all is used, whatever its version (one
+``UserWarning`` for a version outside the tested range); a missing one raises
+:class:`UnsupportedTorchError` naming the internal and the feature. Features that do not
+need it keep working, and the decompiler and ``framescope report`` never need torch.
 
 torch is imported on first use only, never when this module is imported.
 
-Facts this module relies on (checked on torch 2.13 and 2.14, which agree on all of them):
+Facts this module relies on (checked on torch 2.10 to 2.15):
 
 * ``set_eval_frame(callback)`` installs ``callback(frame, first_cache_entry, frame_state)``
   for the current thread and returns the previous one; ``None`` means plain evaluation.
@@ -24,21 +28,101 @@ Facts this module relies on (checked on torch 2.13 and 2.14, which agree on all 
 """
 from __future__ import annotations
 
+import importlib
+import inspect
 import re
 import sys
 import types
+import warnings
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
-#: torch releases (major, minor) whose frame-evaluation internals framescope has been
-#: checked against.
-SUPPORTED_TORCH = ((2, 13), (2, 14))
+from framescope.errors import UnsupportedTorchError  # noqa: F401  (raised here, also exported here)
+
+#: The oldest and the newest torch release (major, minor) framescope is tested on.
+TESTED_TORCH = ((2, 10), (2, 15))
 
 # Shown in the guard-failure reasons torch.compile logs for entries it does not own.
 FOREIGN_ENTRY_REASON = "entry installed by a framescope.evalframe hook"
 
+# The features of framescope that use torch's internals, as a user knows them.
+EVALFRAME = "framescope.evalframe"
+DUMP = "framescope.dump"
+GRAPHS = "framescope.dump (graph files)"
+AOT_GRAPHS = "framescope.dump (AOTAutograd and Inductor graph files)"
+TRACE = "framescope.dump (graph breaks and recompile reasons)"
+DEBUG = "framescope.debug"
 
-class UnsupportedTorchError(RuntimeError):
-    """torch is missing, or is a version whose Dynamo internals framescope does not know."""
+#: What works without torch at all, for messages about a torch framescope cannot use.
+WORKS_WITHOUT_TORCH = "framescope decompile and framescope report do not need torch"
+
+
+class Internal(NamedTuple):
+    """One private piece of torch that framescope uses, and how to tell it is there."""
+
+    #: ``module:attribute.path``, e.g. ``torch._dynamo.types:ConvertFrameReturn``.
+    path: str
+    #: The framescope features that cannot work without it.
+    features: Tuple[str, ...]
+    #: Attributes the object must have (fields of a class, methods, enum members).
+    attrs: Tuple[str, ...] = ()
+    #: Parameter names its signature must have (for functions and classes).
+    params: Tuple[str, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return self.path.replace(":", ".")
+
+
+_HOOK = (EVALFRAME, DUMP, DEBUG)
+_EVAL_FRAME = "torch._C._dynamo.eval_frame:"
+
+#: Every private internal framescope touches, with the features that need it.
+INTERNALS = (
+    Internal(_EVAL_FRAME + "set_eval_frame", (EVALFRAME,)),
+    Internal(_EVAL_FRAME + "get_eval_frame_callback", (EVALFRAME,)),
+    Internal(_EVAL_FRAME + "set_code_exec_strategy", _HOOK),
+    Internal(_EVAL_FRAME + "reset_code", (EVALFRAME,)),
+    Internal(_EVAL_FRAME + "_debug_get_cache_entry_list", (EVALFRAME, DUMP)),
+    Internal(
+        "torch._dynamo.types:ConvertFrameReturn",
+        _HOOK,
+        params=("frame_exec_strategy", "apply_to_code", "guarded_code"),
+    ),
+    Internal("torch._dynamo.types:GuardedCode", (EVALFRAME,), params=("code", "guard_manager", "compile_id")),
+    Internal("torch._dynamo.types:FrameExecStrategy", _HOOK, attrs=("cur_action", "recursive_action")),
+    Internal("torch._dynamo.types:FrameAction", _HOOK, attrs=("DEFAULT", "SKIP", "RUN_ONLY")),
+    Internal(
+        "torch._dynamo.guards:DeletedGuardManagerWrapper",
+        (EVALFRAME,),
+        attrs=("populate_code_parts_for_debugging",),
+    ),
+    Internal("torch._dynamo.convert_frame:register_bytecode_hook", (DUMP,), params=("hook",)),
+    Internal("torch._dynamo.convert_frame:_compile", (DUMP,), params=("globals",)),
+    Internal(
+        "torch._dynamo.callback:callback_handler",
+        (DUMP, DEBUG),
+        attrs=(
+            "register_start_callback", "remove_start_callback",
+            "register_end_callback", "remove_end_callback",
+        ),
+    ),
+    Internal("torch._guards:CompileContext.current_compile_id", (DUMP,)),
+    Internal(
+        "torch._dynamo.output_graph:OutputGraph.call_user_compiler",
+        (GRAPHS,),
+        params=("gm", "example_inputs"),
+    ),
+    Internal(
+        "torch._dynamo.backends.common:aot_module_simplified",
+        (AOT_GRAPHS,),
+        params=("mod", "args", "fw_compiler", "bw_compiler", "inference_compiler"),
+    ),
+    Internal("torch._inductor.config:fx_graph_cache", (AOT_GRAPHS,)),
+    Internal("torch._inductor.config:fx_graph_remote_cache", (AOT_GRAPHS,)),
+    Internal("torch._functorch.config:enable_autograd_cache", (AOT_GRAPHS,)),
+    Internal("torch._functorch.config:enable_remote_autograd_cache", (AOT_GRAPHS,)),
+    Internal("torch._logging:trace_structured", (TRACE,)),
+)
 
 
 class RawEntry(NamedTuple):
@@ -59,7 +143,7 @@ class RawEntry(NamedTuple):
 
 
 class _Torch:
-    """The torch objects framescope uses, resolved once after the version check."""
+    """The torch objects framescope uses, resolved once after probing them."""
 
     def __init__(self) -> None:
         from torch._C._dynamo import eval_frame as c_eval_frame
@@ -109,6 +193,9 @@ def _hook_guard_class(guards: Any) -> type:
 
 
 _torch: Optional[_Torch] = None
+#: Internal path -> what torch lacks of it (None: nothing), for each internal probed so far.
+_probed: Dict[str, Optional[str]] = {}
+_warned_version = False
 
 
 def parse_version(text: str) -> Tuple[int, int]:
@@ -119,26 +206,90 @@ def parse_version(text: str) -> Tuple[int, int]:
     return int(match.group(1)), int(match.group(2))
 
 
-def check_version(text: str) -> None:
-    """Raise UnsupportedTorchError unless ``text`` is a torch version framescope supports."""
-    if parse_version(text) not in SUPPORTED_TORCH:
+def tested_range() -> str:
+    """The tested torch releases as text: ``2.10 to 2.15``."""
+    return "%d.%d to %d.%d" % (TESTED_TORCH[0] + TESTED_TORCH[1])
+
+
+def version_warning(text: str) -> Optional[str]:
+    """Why torch ``text`` deserves a warning (it is outside the tested range), or None."""
+    version = parse_version(text)
+    if TESTED_TORCH[0] <= version <= TESTED_TORCH[1]:
+        return None
+    return "framescope is tested with torch %s, not %s; torch %s has every internal framescope uses, so it is used" % (
+        tested_range(), text, text
+    )
+
+
+def probe(internal: Internal) -> Optional[str]:
+    """What the installed torch lacks of ``internal`` (a noun phrase), or None when it is there."""
+    module_name, _, attribute = internal.path.partition(":")
+    try:
+        found: Any = importlib.import_module(module_name)
+    except Exception as exc:  # ImportError, or a module that fails while importing
+        return "the module %s (%s)" % (module_name, type(exc).__name__)
+    for part in attribute.split("."):
+        try:
+            found = getattr(found, part)
+        except AttributeError:
+            return internal.name
+    lacking = [name for name in internal.attrs if not hasattr(found, name)]
+    if internal.params:
+        try:
+            parameters = inspect.signature(found).parameters
+        except (TypeError, ValueError):  # a builtin without a signature: nothing to compare
+            parameters = None
+        if parameters is not None:
+            lacking += [name for name in internal.params if name not in parameters]
+    if lacking:
+        return "%s of %s" % ("/".join(lacking), internal.name)
+    return None
+
+
+def missing(feature: str) -> List[str]:
+    """What the installed torch lacks of the internals ``feature`` needs (each probed once)."""
+    lacking = []
+    for internal in INTERNALS:
+        if feature in internal.features:
+            if internal.path not in _probed:
+                _probed[internal.path] = probe(internal)
+            if _probed[internal.path] is not None:
+                lacking.append(_probed[internal.path])
+    return lacking
+
+
+def require(feature: str) -> None:
+    """Import torch and make sure it has every internal ``feature`` needs.
+
+    Raises UnsupportedTorchError (one line: what is missing, for which feature) otherwise.
+    A torch outside the tested range that passes gets one UserWarning per process.
+    """
+    global _warned_version
+    try:
+        import torch
+    except ImportError:
         raise UnsupportedTorchError(
-            "framescope supports torch %s, not torch %s"
-            % (" and ".join("%d.%d" % v for v in SUPPORTED_TORCH), text)
+            "%s needs torch (tested with %s), which is not installed; %s"
+            % (feature, tested_range(), WORKS_WITHOUT_TORCH)
+        ) from None
+    lacking = missing(feature)
+    if lacking:
+        raise UnsupportedTorchError(
+            "torch %s lacks %s, which %s needs; %s"
+            % (torch.__version__, ", ".join(lacking), feature, WORKS_WITHOUT_TORCH)
         )
+    if not _warned_version:
+        _warned_version = True
+        message = version_warning(str(torch.__version__))
+        if message is not None:
+            warnings.warn(message, UserWarning, stacklevel=3)
 
 
 def load() -> _Torch:
-    """Import torch's frame-evaluation internals once, after checking torch's version."""
+    """torch's frame-evaluation internals, resolved once after probing them."""
     global _torch
     if _torch is None:
-        try:
-            import torch
-        except ImportError:
-            raise UnsupportedTorchError(
-                "framescope needs torch (2.13 or 2.14), which is not installed"
-            ) from None
-        check_version(torch.__version__)
+        require(EVALFRAME)
         _torch = _Torch()
     return _torch
 
@@ -212,11 +363,14 @@ def reset_code(code: types.CodeType) -> None:
 # --------------------------------------------------------------------------- cache entries
 
 
-def raw_entries(code: types.CodeType) -> List[RawEntry]:
-    """The cache entries of ``code`` in the order torch tries them (most recently used first)."""
-    t = load()
+def raw_entries(code: types.CodeType, feature: str = EVALFRAME) -> List[RawEntry]:
+    """The cache entries of ``code`` in the order torch tries them (most recently used first);
+    ``feature`` is the framescope feature that asks, for the message when torch lacks them."""
+    require(feature)
+    from torch._C._dynamo import eval_frame as c_eval_frame
+
     result = []
-    for entry in t.c._debug_get_cache_entry_list(code):
+    for entry in c_eval_frame._debug_get_cache_entry_list(code):
         guard = entry.guard_manager
         compile_id = entry.compile_id
         result.append(
@@ -236,7 +390,7 @@ def raw_entries(code: types.CodeType) -> List[RawEntry]:
 
 
 def compile_function(fn: Callable[..., Any], options: Dict[str, Any]) -> Callable[..., Any]:
-    """``torch.compile(fn, **options)``, after the version check."""
+    """``torch.compile(fn, **options)``, after probing the hook's internals."""
     load()
     import torch
 
@@ -283,7 +437,7 @@ def register_bytecode_hook(
 ) -> Removable:
     """Call ``hook(original_code, dynamo_code)`` after each frame compile; its result (a code
     object, or None to keep Dynamo's) is what the new cache entry runs."""
-    load()
+    require(DUMP)
     from torch._dynamo import convert_frame
 
     return Removable(convert_frame.register_bytecode_hook(hook).remove)
@@ -291,7 +445,7 @@ def register_bytecode_hook(
 
 def on_compile_start(callback: Callable[[], None]) -> Removable:
     """Call ``callback()`` when torch.compile starts compiling a frame (outermost compiles only)."""
-    load()
+    require(DUMP)
     from torch._dynamo.callback import callback_handler
 
     def start(args: object) -> None:
@@ -303,7 +457,7 @@ def on_compile_start(callback: Callable[[], None]) -> Removable:
 
 def current_compile_id() -> Optional[str]:
     """torch's id ("0/1": frame 0, its second compile) of the compile running now, or None."""
-    load()
+    require(DUMP)
     from torch._guards import CompileContext
 
     compile_id = CompileContext.current_compile_id()
@@ -316,7 +470,7 @@ def compiling_globals() -> Optional[Dict[str, object]]:
     The hook is not given them; torch's ``_compile`` (which calls the hook through its inner
     function) holds them in its ``globals`` argument.
     """
-    load()
+    require(DUMP)
     from torch._dynamo import convert_frame
 
     frame = sys._getframe(1)
@@ -335,23 +489,15 @@ def entry_guard(
 ) -> Optional[Tuple[Optional[str], Tuple[str, ...]]]:
     """(compile id, guard code parts) of the cache entry of ``code`` that runs ``entry_code``;
     None while there is no such entry."""
-    for raw in raw_entries(code):
+    for raw in raw_entries(code, DUMP):
         if raw.code is entry_code:
             return raw.compile_id, raw.code_parts
     return None
 
 
-def torch_version() -> str:
-    """The installed torch's version string, after the version check."""
-    load()
-    import torch
-
-    return str(torch.__version__)
-
-
 # --------------------------------------------------------------------------- framescope.dump: graphs and events
 #
-# Where framescope.dump meets torch.compile's graph pipeline (checked on torch 2.13 and 2.14):
+# Where framescope.dump meets torch.compile's graph pipeline (checked on torch 2.10 to 2.15):
 #
 # * Every graph Dynamo captures reaches the backend through ``OutputGraph.call_user_compiler
 #   (gm, example_inputs)``, whatever backend object torch.compile was given and whenever it
@@ -386,7 +532,7 @@ def add_trace_listener(listener: Callable[[TraceRecord], None]) -> Removable:
     on (without writing it anywhere). ``torch._logging.set_logs()`` drops every handler of
     that logger, this one included.
     """
-    load()
+    require(TRACE)
     import logging
 
     trace_log = logging.getLogger("torch.__trace")
@@ -444,7 +590,7 @@ def hook_backend_calls(
     runs the backend as torch would and returns the compiled function; the hook returns what
     Dynamo gets (usually ``call()``'s result).
     """
-    load()
+    require(GRAPHS)
     from torch._dynamo.output_graph import OutputGraph
 
     original = OutputGraph.__dict__["call_user_compiler"]
@@ -478,7 +624,7 @@ def hook_aot_compilers(
 ) -> Removable:
     """Replace each compiler an aot_autograd backend passes to AOTAutograd by
     ``wrap(kind, compiler)``, kind one of AOT_COMPILERS."""
-    load()
+    require(AOT_GRAPHS)
     from torch._dynamo.backends import common
 
     original = common.aot_module_simplified
@@ -579,7 +725,7 @@ def no_compile_caches() -> Any:
     On a cache hit torch skips the compile steps whose output a dump shows (and the
     compiler calls framescope follows), so a dump compiles everything afresh.
     """
-    load()
+    require(AOT_GRAPHS)
     import contextlib
 
     import torch._functorch.config as functorch_config
@@ -608,14 +754,17 @@ def no_compile_caches() -> Any:
 
 def mark_skip_all(code: types.CodeType) -> None:
     """Make frames of ``code``, and every frame they call, run without torch.compile's hook."""
-    t = load()
-    t.c.set_code_exec_strategy(code, t.Strategy(t.Action.SKIP, t.Action.SKIP))
+    require(DEBUG)
+    from torch._C._dynamo import eval_frame as c_eval_frame
+    from torch._dynamo.types import FrameAction, FrameExecStrategy
+
+    c_eval_frame.set_code_exec_strategy(code, FrameExecStrategy(FrameAction.SKIP, FrameAction.SKIP))
 
 
 def on_compile_end(callback: Callable[[], None]) -> Removable:
     """Call ``callback()`` when torch.compile has finished compiling a frame (outermost
     compiles only): after its bytecode hooks ran, before the new code first runs."""
-    load()
+    require(DEBUG)
     from torch._dynamo.callback import callback_handler
 
     def end(args: object) -> None:

@@ -1396,7 +1396,7 @@ def test_a_branch_runs_waiting_calls_before_its_test() -> None:
     """)) == "__stack_0 = f(1)\nif x:\n    return __stack_0\nreturn 2"
 
 
-def test_a_join_is_printed_on_both_paths() -> None:
+def test_a_join_is_printed_once_after_the_if() -> None:
     assert body(decompiled("""
         load x
         if_false L
@@ -1407,7 +1407,47 @@ def test_a_join_is_printed_on_both_paths() -> None:
         label L
         const 2
         return
-    """)) == "if x:\n    f(1)\n    return 2\nreturn 2"
+    """)) == "if x:\n    f(1)\nreturn 2"
+
+
+def test_arms_that_meet_with_the_same_values_waiting_join() -> None:
+    # torch.compile 2.15 brackets each graph call so: the callable and its argument wait on the
+    # stack while a conditional whose value is dropped runs (``if profiling: t = enter()``).
+    assert body(decompiled("""
+        callable g
+        load x
+        load x
+        if_false L
+        callable f
+        call 0
+        store y
+        const None
+        jump M
+        label L
+        const None
+        label M
+        pop
+        load y
+        call 2
+        return
+    """)) == "if x:\n    y = f()\nreturn g(x, y)"
+
+
+def test_arms_that_meet_with_other_values_waiting_print_the_join_in_both() -> None:
+    assert body(decompiled("""
+        callable g
+        load x
+        if_false L
+        const 1
+        jump M
+        label L
+        callable f
+        const 2
+        call 1
+        label M
+        call 1
+        return
+    """)) == "if x:\n    return g(1)\nreturn g(f(2))"
 
 
 def test_graph_outputs_are_read_where_they_are_used() -> None:

@@ -1057,3 +1057,49 @@ def test_constants_without_a_literal_are_read_from_bound_globals(tmp_path):
     text = (tmp_path / "out" / "__transformed_code_0_for_returns_dtype.py").read_text(encoding="utf-8")
     assert "__torch_float32" in text
     assert_all_compile(tmp_path / "out")
+
+
+# A torch on which framescope finds the graph hook in another shape than it knows (real torch;
+# framescope is told to expect a parameter torch does not have): the graph files are left out
+# with one warning saying why, and everything else is dumped as usual.
+GRAPHLESS_PROGRAM = '''
+import json, sys, warnings
+import torch
+import framescope
+from framescope import torch_internals as t
+
+t.INTERNALS = tuple(
+    i._replace(params=i.params + ("no_such_parameter",)) if i.features == (t.GRAPHS,) else i
+    for i in t.INTERNALS
+)
+
+def f(x):
+    return torch.sin(x) + 1
+
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    with framescope.dump(sys.argv[1]):
+        got = torch.compile(f, backend="eager")(torch.ones(3))
+print("OUT " + json.dumps({
+    "same": bool(torch.equal(got, f(torch.ones(3)))),
+    "warnings": [str(w.message) for w in caught if w.category.__name__ == "DumpWarning"],
+}))
+'''
+
+
+@pytest.mark.torch
+@pytest.mark.needs_subprocess
+def test_a_graph_hook_of_another_shape_leaves_out_graph_files_only(tmp_path):
+    pytest.importorskip("torch")
+    program = tmp_path / "graphless.py"
+    program.write_text(GRAPHLESS_PROGRAM, encoding="utf-8")
+    out = tagged(run_program(program, "dump"), "OUT")
+    assert out["same"]
+    assert len(out["warnings"]) == 1
+    assert ("lacks no_such_parameter of torch._dynamo.output_graph.OutputGraph.call_user_compiler, "
+            "which framescope.dump (graph files) needs") in out["warnings"][0]
+    folder = tmp_path / "dump"
+    frame = frames_by_name(load_index(folder))["f"]
+    assert [entry["decompiled"] for entry in frame["entries"]] == [True]
+    assert not list(folder.glob("__compiled_fn_*.dynamo.py"))
+    assert_all_compile(folder)

@@ -730,20 +730,80 @@ def test_render_guard_edge_cases():
 # --------------------------------------------------------------------------- torch versions
 
 
-def test_installed_torch_is_supported():
-    torch_internals.check_version(torch.__version__)
+def test_installed_torch_has_every_internal():
+    for internal in torch_internals.INTERNALS:
+        assert torch_internals.probe(internal) is None, internal.path
     assert torch_internals.load() is torch_internals.load()
 
 
-@pytest.mark.parametrize("version", ["2.12.1", "2.15.0", "3.0.0", "1.13.1+cu117"])
-def test_other_torch_versions_are_refused(version):
-    with pytest.raises(torch_internals.UnsupportedTorchError, match="supports torch 2.13 and 2.14, not torch"):
-        torch_internals.check_version(version)
+def test_probes_find_what_torch_lacks(monkeypatch):
+    # Real torch, with one internal taken away and one given another shape.
+    from torch._dynamo import types as dynamo_types
+
+    strategy = torch_internals.INTERNALS[[i.path for i in torch_internals.INTERNALS].index(
+        "torch._dynamo.types:FrameExecStrategy")]
+    monkeypatch.delattr(dynamo_types, "FrameExecStrategy")
+    assert torch_internals.probe(strategy) == "torch._dynamo.types.FrameExecStrategy"
+    compile_hook = torch_internals.Internal("torch._dynamo.convert_frame:register_bytecode_hook", (), params=("hook", "when"))
+    assert torch_internals.probe(compile_hook) == "when of torch._dynamo.convert_frame.register_bytecode_hook"
+    gone = torch_internals.Internal("torch._dynamo.no_such_module:thing", ())
+    assert torch_internals.probe(gone) == "the module torch._dynamo.no_such_module (ModuleNotFoundError)"
 
 
-@pytest.mark.parametrize("version", ["2.13.0", "2.13.0+cpu", "2.14.1+cu130", "2.14.0a0+git1234"])
-def test_supported_torch_versions(version):
-    torch_internals.check_version(version)
+@pytest.mark.needs_subprocess
+def test_a_missing_internal_names_itself_and_the_feature(run_python):
+    # In a fresh process: the probes run once per process.
+    out = run_python(
+        "import warnings; warnings.simplefilter('error')\n"
+        "import torch._dynamo.convert_frame as cf\n"
+        "del cf.register_bytecode_hook\n"
+        "import framescope, framescope.evalframe, framescope.torch_internals as t\n"
+        "try:\n"
+        "    with framescope.dump('unused'):\n"
+        "        pass\n"
+        "except t.UnsupportedTorchError as exc:\n"
+        "    print('error:', exc)\n"
+        "with framescope.evalframe.hook(lambda frame: None):\n"
+        "    pass\n"
+        "print('evalframe works')\n"
+        "print(framescope.decompile(lambda x: x + 1).strip())\n"
+    ).stdout.splitlines()
+    assert out[0] == (
+        "error: torch %s lacks torch._dynamo.convert_frame.register_bytecode_hook, which "
+        "framescope.dump needs; framescope decompile and framescope report do not need torch"
+        % torch.__version__
+    )
+    assert out[1:] == ["evalframe works", "lambda x: x + 1"]
+
+
+@pytest.mark.parametrize(
+    "version, warned",
+    [("2.10.0", False), ("2.13.0+cpu", False), ("2.15.0+cu132", False), ("2.15.3", False),
+     ("2.16.0", True), ("3.0.0", True), ("2.9.1", True), ("2.16.0a0+git1234", True)],
+)
+def test_versions_outside_the_tested_range_are_warned_about(version, warned):
+    message = torch_internals.version_warning(version)
+    if warned:
+        assert message == (
+            "framescope is tested with torch 2.10 to 2.15, not %s; torch %s has every internal "
+            "framescope uses, so it is used" % (version, version)
+        )
+    else:
+        assert message is None
+
+
+@pytest.mark.needs_subprocess
+def test_one_warning_for_an_untested_torch(run_python):
+    out = run_python(
+        "import warnings, torch\n"
+        "torch.__version__ = '2.99.0'\n"
+        "import framescope.torch_internals as t\n"
+        "with warnings.catch_warnings(record=True) as seen:\n"
+        "    warnings.simplefilter('always')\n"
+        "    t.load(); t.require(t.DUMP); t.require(t.DEBUG)\n"
+        "print([(w.category.__name__, str(w.message)) for w in seen])\n"
+    ).stdout.strip()
+    assert out == str([("UserWarning", torch_internals.version_warning("2.99.0"))])
 
 
 @pytest.mark.needs_subprocess

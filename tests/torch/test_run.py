@@ -83,8 +83,8 @@ def line_of(text: str, program: str = PROGRAM) -> int:
     return next(i for i, line in enumerate(program.splitlines(), 1) if line.strip() == text)
 
 
-def framescope(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+def framescope(*args: str, cwd: Path, path: str = "") -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=path + str(ROOT / "src"))
     return subprocess.run([sys.executable, "-m", "framescope", *args], cwd=str(cwd), env=env,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=600)
 
@@ -204,3 +204,27 @@ def test_debug_runs_the_program_inside_framescope_debug(tmp_path):
     assert result == "[2.0, 2.0"
     assert "framescope.torch_internals" in modules
     assert "framescope: 1 compiled frame, 1 cache entry, " in done.stderr
+
+
+def test_a_torch_without_an_internal_runs_the_program_without_a_dump(tmp_path):
+    # Real torch with one internal the dump needs taken away before framescope starts, as an
+    # older or newer torch may lack it: one line says so, and the program runs unchanged.
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(
+        "import torch._dynamo.convert_frame as convert_frame\n"
+        "del convert_frame.register_bytecode_hook\n"
+    )
+    (tmp_path / "prog.py").write_text(PROGRAM)
+    done = framescope("run", "--out", "dump", "prog.py", "a", cwd=tmp_path, path=str(site) + os.pathsep)
+    plain = subprocess.run([sys.executable, "prog.py", "a"], cwd=str(tmp_path), stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, universal_newlines=True, timeout=600)
+    assert (done.returncode, done.stdout) == (plain.returncode, plain.stdout) == (3, plain.stdout)
+    import torch
+
+    assert [line for line in done.stderr.splitlines() if line.startswith("framescope")] == [
+        "framescope: torch %s lacks torch._dynamo.convert_frame.register_bytecode_hook, which "
+        "framescope.dump needs; framescope decompile and framescope report do not need torch; "
+        "running the program without a dump" % torch.__version__
+    ]
+    assert not (tmp_path / "dump").exists()

@@ -16,8 +16,10 @@ the stack. Recompiling cannot check such code, so this decompiler is correct by 
   it with constants is done at decompile time, so Dynamo's list juggling disappears from the
   output instead of turning into ``[[()][0]]``-style noise; the list becomes a real list
   expression only when an instruction uses it as a value, under a name if it waits elsewhere too;
-* control flow may only go forward (straight-line code with ``if`` branches); a join of two
-  branches is printed in both. Loops are refused, and so are exception handlers except the
+* control flow may only go forward (straight-line code with ``if`` branches). Where the two
+  arms of a branch meet again with the same values waiting on the stack (names, constants),
+  the code after the join is printed once, after the ``if``; elsewhere it is printed in both
+  arms. Loops are refused, and so are exception handlers except the
   ``try: ... except BaseException: ...; raise`` that Dynamo puts around a call in a ``with``;
 * last, a temporary read once, by the next statement, before anything else there has an
   effect, is put back in its place (`inline_temporaries`).
@@ -110,8 +112,13 @@ def decompile_transformed(
     if code.co_flags & _SUSPENDABLE:
         raise DecompilationError("generators and coroutines are not machine-decompiled", code_name=code.co_name)
     try:
-        decompiler = MachineDecompiler(code, constant_name)
-        node = decompiler.function()
+        try:
+            decompiler = MachineDecompiler(code, constant_name)
+            node = decompiler.function()
+        except _Unmergeable:
+            # Arms that meet with different waiting values: print each join in every arm.
+            decompiler = MachineDecompiler(code, constant_name, merge=False)
+            node = decompiler.function()
         if parameters is not None:
             name_after_parameters(node, decompiler.sim.temps, parameters, code)
         source = unparse(ast.Module(body=[node], type_ignores=[]), indent=indent)
@@ -902,8 +909,11 @@ def has_effects(stmt: ast.stmt, frozen: Set[str] = frozenset()) -> bool:
 class MachineDecompiler:
     """Walk the code's paths from the start, copying joins, into one ``def``."""
 
-    def __init__(self, code: CodeType, constant_name: Optional[Callable[[object], str]] = None) -> None:
+    def __init__(self, code: CodeType, constant_name: Optional[Callable[[object], str]] = None,
+                 merge: bool = True) -> None:
         self.code = code
+        #: Whether the code after a join is printed once (see `branch`), else once per arm.
+        self.merge = merge
         self.instrs = canonical_instructions(code)
         for ins in self.instrs:
             if ins.op in ("SETUP_FINALLY", "SETUP_WITH", "POP_BLOCK"):
@@ -921,7 +931,9 @@ class MachineDecompiler:
         self.unprotected = unprotected_jumps(code, self.instrs)
 
     def function(self) -> ast.FunctionDef:
-        body = inline_temporaries(self.path(0, State()), self.sim.temps, self.sim.frozen)
+        state = State()
+        self.path(0, state)
+        body = inline_temporaries(state.stmts, self.sim.temps, self.sim.frozen)
         if body and isinstance(body[-1], ast.Return) and isinstance(body[-1].value, ast.Constant) \
                 and body[-1].value.value is None:
             body.pop()
@@ -931,10 +943,14 @@ class MachineDecompiler:
             node.type_params = []
         return node
 
-    def path(self, position: int, state: State) -> List[ast.stmt]:
-        """Statements from instruction ``position`` to the end of every path leaving it."""
+    def path(self, position: int, state: State, stop: Optional[int] = None) -> bool:
+        """Add to ``state.stmts`` the statements from instruction ``position`` to the end of
+        every path leaving it, or up to position ``stop``; return whether the code reaches
+        ``stop`` (then ``state.stack`` is the stack there)."""
         instrs = self.instrs
         while True:
+            if position == stop:
+                return True
             if position >= len(instrs):
                 raise DecompilationError("code runs off its end", code_name=self.code.co_name)
             self.budget -= 1
@@ -950,8 +966,11 @@ class MachineDecompiler:
             if ins.op in POP_JUMPS:
                 taken = self.constant_test(ins, state)
                 if taken is None:
-                    self.branch(ins, position, state)
-                    return state.stmts
+                    after = self.branch(ins, position, state, stop)
+                    if after is None:
+                        return False
+                    position = after
+                    continue
                 position = self.forward(ins) if taken else position + 1
                 continue
             if ins.op == "FOR_ITER":
@@ -963,8 +982,8 @@ class MachineDecompiler:
                 position += 2
                 continue
             self.sim.step(ins, state)
-            if ins.op in ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE"):
-                return state.stmts
+            if ins.op in ENDS_PATH:
+                return False
             position += 1
 
     def loop(self, position: int, state: State) -> int:
@@ -1073,7 +1092,9 @@ class MachineDecompiler:
             return (test.value is None) == (ins.op == "POP_JUMP_IF_NONE")
         return bool(test.value) == (ins.op == "POP_JUMP_IF_TRUE")
 
-    def branch(self, ins: Instr, position: int, state: State) -> None:
+    def branch(self, ins: Instr, position: int, state: State, stop: Optional[int]) -> Optional[int]:
+        """An ``if`` statement for a conditional jump; return where the code goes on after it
+        (the join of its arms, or ``stop``), None when no path goes on."""
         sim = self.sim
         test = sim.pop_expr(state)
         sim.spill_impure(state)  # testing the value calls its __bool__: an effect of its own
@@ -1081,16 +1102,55 @@ class MachineDecompiler:
             test = ast.Compare(left=test, ops=[ast.Is()], comparators=[ast.Constant(value=None)])
         elif ins.op == "POP_JUMP_IF_NOT_NONE":
             test = ast.Compare(left=test, ops=[ast.IsNot()], comparators=[ast.Constant(value=None)])
-        jumped = self.path(self.forward(ins), self.fork(state))
-        fell = self.path(position + 1, self.fork(state))
+        join = self.join(position) if self.merge else None
+        if join is None or (stop is not None and join > stop):
+            join = stop
+        jumped, fell = self.fork(state), self.fork(state)
+        arms = [(jumped, self.path(self.forward(ins), jumped, join)), (fell, self.path(position + 1, fell, join))]
         if ins.op == "POP_JUMP_IF_FALSE":
-            jumped, fell = fell, jumped
-        # ``jumped`` now runs when the test holds.
-        if ends(jumped):
-            state.stmts.append(ast.If(test=test, body=jumped, orelse=[]))
-            state.stmts.extend(fell)
+            arms.reverse()
+        # arms[0] now runs when the test holds.
+        (true, _), (false, _) = arms
+        if not true.stmts and false.stmts:
+            state.stmts.append(ast.If(test=negate(test), body=false.stmts, orelse=[]))
+        elif ends(true.stmts) or not false.stmts:
+            state.stmts.append(ast.If(test=test, body=true.stmts or [ast.Pass()], orelse=[]))
+            state.stmts.extend(false.stmts)
         else:
-            state.stmts.append(ast.If(test=test, body=jumped, orelse=fell))
+            state.stmts.append(ast.If(test=test, body=true.stmts, orelse=false.stmts))
+        arrived = [arm for arm, reached in arms if reached]
+        if not arrived:
+            return None
+        if len(arrived) == 2 and not same_stack(arrived[0].stack, arrived[1].stack, sim.frozen):
+            raise _Unmergeable
+        state.stack = arrived[0].stack
+        return join
+
+    def join(self, position: int) -> Optional[int]:
+        """The first position that both arms of the branch at ``position`` can reach, if any."""
+        common = self.reach(position + 1) & self.reach(self.forward(self.instrs[position]))
+        return min(common) if common else None
+
+    def reach(self, start: int) -> Set[int]:
+        """Positions reachable from ``start`` along forward edges (handlers re-raise: not followed)."""
+        seen: Set[int] = set()
+        work = [start]
+        while work:
+            position = work.pop()
+            if position in seen or position >= len(self.instrs):
+                continue
+            seen.add(position)
+            ins = self.instrs[position]
+            if ins.op in ENDS_PATH:
+                continue
+            if ins.op == "JUMP" or ins.op in POP_JUMPS or ins.op == "FOR_ITER":
+                target = self.index.get(ins.target)
+                if target is not None and ins.target > ins.offset:
+                    work.append(target)
+                if ins.op == "JUMP":
+                    continue
+            work.append(position + 1)
+        return seen
 
     def fork(self, state: State) -> State:
         memo = {id(v.NULL): v.NULL}
@@ -1153,6 +1213,40 @@ def loop_target(body: List[Instr]) -> Tuple[Optional[ast.expr], int]:
 
 def ends(stmts: List[ast.stmt]) -> bool:
     return bool(stmts) and isinstance(stmts[-1], (ast.Return, ast.Raise))
+
+
+#: Instructions after which a path does not go on.
+ENDS_PATH = ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE")
+
+
+class _Unmergeable(Exception):
+    """Two arms of a branch meet with different values waiting on the stack."""
+
+
+def same_stack(one: List[Any], other: List[Any], frozen: Set[str]) -> bool:
+    """Whether two arms' stacks at a join hold the same values: the code after the join may
+    then use either. Only values that read the same wherever they are read (pure ones)."""
+    if len(one) != len(other):
+        return False
+    for a, b in zip(one, other):
+        if isinstance(a, ast.AST) or isinstance(b, ast.AST):
+            if not (isinstance(a, ast.AST) and isinstance(b, ast.AST) and is_pure(a, frozen)
+                    and is_pure(b, frozen) and ast.dump(a) == ast.dump(b)):
+                return False
+        elif isinstance(a, Cell) and isinstance(b, Cell):
+            if a.name != b.name:
+                return False
+        elif not (a is b is v.NULL):
+            return False
+    return True
+
+
+def negate(test: ast.expr) -> ast.expr:
+    """``not test``, as ``x is not None`` for ``x is None``."""
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.IsNot)):
+        op = ast.IsNot() if isinstance(test.ops[0], ast.Is) else ast.Is()
+        return ast.Compare(left=test.left, ops=[op], comparators=test.comparators)
+    return ast.UnaryOp(op=ast.Not(), operand=test)
 
 
 # --------------------------------------------------------------------------- tidying

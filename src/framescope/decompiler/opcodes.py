@@ -54,7 +54,6 @@ SAME_AS = {
     "POP_JUMP_FORWARD_IF_NONE": "POP_JUMP_IF_NONE", "POP_JUMP_BACKWARD_IF_NONE": "POP_JUMP_IF_NONE",
     "POP_JUMP_FORWARD_IF_NOT_NONE": "POP_JUMP_IF_NOT_NONE",
     "POP_JUMP_BACKWARD_IF_NOT_NONE": "POP_JUMP_IF_NOT_NONE",
-    "LOAD_FAST_CHECK": "LOAD_FAST", "LOAD_FAST_BORROW": "LOAD_FAST",
     "LOAD_CONST_IMMORTAL": "LOAD_CONST", "LOAD_CONST_MORTAL": "LOAD_CONST", "LOAD_SMALL_INT": "LOAD_CONST",
     "POP_ITER": "POP_TOP", "LOAD_CLASSDEREF": "LOAD_DEREF",
     "BEFORE_ASYNC_WITH": "BEFORE_ASYNC_WITH",
@@ -189,8 +188,20 @@ class Translator:
 
     def _pair(self, ins, first: str, second: str) -> None:
         a, b = ins.argval
-        self.emit(ins, first, a)
-        self.emit(ins, second, b)
+        self.emit(ins, self.load_kind(first, a), a)
+        self.emit(ins, self.load_kind(second, b), b)
+
+    def load_kind(self, op: str, name: str) -> str:
+        """3.13+ compile ``LOAD_CLOSURE`` (push a variable's cell object) to ``LOAD_FAST``:
+        a ``LOAD_FAST`` of a cell or free variable is that; its value is ``LOAD_DEREF``."""
+        if op == "LOAD_FAST" and PY >= (3, 13) and (name in self.code.co_cellvars or name in self.code.co_freevars):
+            return "LOAD_CLOSURE"
+        return op
+
+    def op_LOAD_FAST(self, ins) -> None:
+        self.emit(ins, self.load_kind("LOAD_FAST", ins.argval), ins.argval)
+
+    op_LOAD_FAST_CHECK = op_LOAD_FAST_BORROW = op_LOAD_FAST
 
     def op_LOAD_FAST_LOAD_FAST(self, ins) -> None:
         self._pair(ins, "LOAD_FAST", "LOAD_FAST")

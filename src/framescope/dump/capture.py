@@ -211,7 +211,7 @@ def _header(state: FrameState, index: int, compile_id: Optional[str]) -> List[st
 
 def start(session: DumpSession) -> Capture:
     """Install the hooks of a session (raises UnsupportedTorchError on an unknown torch)."""
-    torch_internals.load()
+    torch_internals.require(torch_internals.DUMP)
     capture = Capture(session)
     capture.handles.append(torch_internals.register_bytecode_hook(capture.on_bytecode))
     try:

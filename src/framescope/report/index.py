@@ -147,6 +147,15 @@ class Dump:
     #: What the dump could not do, e.g. an entry that could not be decompiled.
     warnings: List[str] = field(default_factory=list)
 
+    def fallbacks(self) -> List[str]:
+        """``"qualname entry N: reason"`` for each cache entry that runs Dynamo's bytecode."""
+        return [
+            "%s entry %d: %s" % (frame.qualname, entry.index, entry.fallback_reason)
+            for frame in self.frames
+            for entry in frame.entries
+            if not entry.decompiled
+        ]
+
     def frame(self, frame_id: Optional[str]) -> Optional[Frame]:
         for frame in self.frames:
             if frame.id == frame_id:
@@ -165,6 +174,18 @@ class Dump:
             return None  # the index may not point outside the folder
         path = os.path.join(self.path, name)
         return path if os.path.isfile(path) else None
+
+
+def dumps_under(folder: str) -> List[Dump]:
+    """Every dump folder at or below ``folder`` (each holds an index.json that loads), sorted."""
+    found = []
+    for parent, _dirs, files in sorted(os.walk(folder)):
+        if "index.json" in files:
+            try:
+                found.append(load_dump(parent))
+            except DumpError:
+                continue  # an index.json of something else, or a broken dump
+    return found
 
 
 def load_dump(path: str) -> Dump:

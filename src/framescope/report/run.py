@@ -13,6 +13,7 @@ import traceback
 from types import TracebackType
 from typing import Any, ContextManager, Dict, Iterator, List, Optional, TextIO
 
+from framescope.errors import UnsupportedTorchError
 from framescope.report.index import DumpError, load_dump
 from framescope.report.pages import write_report
 from framescope.report.summary import format_summary
@@ -70,7 +71,11 @@ def run_program(program: List[str], module: bool, out: str, report: bool = True,
         try:
             dumping = framescope.dump(out, on_event=progress)
             session = dumping.__enter__()
-        except Exception as err:  # e.g. a torch version the dump does not support
+        except UnsupportedTorchError as err:
+            # The user asked to run the program: it runs, as plain ``python`` would run it.
+            stderr.write("framescope: %s; running the program without a dump\n" % " ".join(str(err).split()))
+            return run_main(program, module)
+        except Exception as err:
             stderr.write("framescope: error: cannot start the dump: %s\n" % " ".join(str(err).split()))
             return 2
         try:
