@@ -13,6 +13,9 @@ debugpy, evalframe, run/report) runs with ``FRAMESCOPE_REQUIRE_TORCH=1``, so not
 for want of torch. Every dump the tests write stays under the run's pytest base folder, and
 each cache entry that fell back to Dynamo's bytecode in any of them is counted (those a test
 forces on purpose excepted). The table: pair, tests passed/failed/skipped, fallbacks, minutes.
+Then, as a new user would, ``framescope run examples/torch_program.py`` (a graph break in a
+closure, recompiles, a module trained through Inductor): the "example" column says whether it
+exited 0 with a dump whose every ``.py`` file compiles, no fallback, and an HTML report.
 ``--json FILE`` also appends one JSON line per pair.
 """
 from __future__ import annotations
@@ -70,31 +73,34 @@ class Result:
         self.test_s = 0.0
         #: Why the pair could not be tested, or None.
         self.error: Optional[str] = None
+        #: What ``framescope run`` of the example gave: "ok", or what went wrong.
+        self.example = "not run"
 
     @property
     def ok(self) -> bool:
         failed = self.counts.get("failed", 0) + self.counts.get("error", 0)
-        return self.error is None and failed == 0 and self.counts.get("passed", 0) > 0 and not self.fallbacks
+        return (self.error is None and failed == 0 and self.counts.get("passed", 0) > 0 and not self.fallbacks
+                and self.example == "ok")
 
     def row(self) -> str:
         c = self.counts
-        return "| %s | %s | %s | %d | %d | %d | %d | %.1f + %.1f |" % (
+        return "| %s | %s | %s | %d | %d | %d | %d | %s | %.1f + %.1f |" % (
             self.python_version, self.torch_version, "ok" if self.ok else (self.error or "FAILED"),
             c.get("passed", 0), c.get("failed", 0) + c.get("error", 0), c.get("skipped", 0),
-            len(self.fallbacks), self.setup_s / 60, self.test_s / 60,
+            len(self.fallbacks), self.example, self.setup_s / 60, self.test_s / 60,
         )
 
     def record(self) -> Dict[str, object]:
         return {
             "python": self.python_version, "torch": self.torch_version, "ok": self.ok,
             "counts": self.counts, "fallbacks": self.fallbacks, "setup_s": round(self.setup_s, 1),
-            "test_s": round(self.test_s, 1), "error": self.error,
+            "test_s": round(self.test_s, 1), "error": self.error, "example": self.example,
         }
 
 
 HEADER = (
-    "| python | torch | status | passed | failed | skipped | fallbacks | minutes (setup + tests) |\n"
-    "|---|---|---|---|---|---|---|---|"
+    "| python | torch | status | passed | failed | skipped | fallbacks | example | minutes (setup + tests) |\n"
+    "|---|---|---|---|---|---|---|---|---|"
 )
 
 
@@ -161,6 +167,42 @@ def test(result: Result, python: Path, pytest_args: List[str], log: Path) -> Non
         shutil.rmtree(str(base), ignore_errors=True)
 
 
+EXAMPLE = "examples/torch_program.py"
+
+# Prints each .py file under argv[1] that does not compile, with why.
+COMPILE_ALL = """
+import pathlib, sys
+for path in sorted(pathlib.Path(sys.argv[1]).rglob("*.py")):
+    try:
+        compile(path.read_text(encoding="utf-8"), str(path), "exec")
+    except SyntaxError as exc:
+        print("%s: %s" % (path.name, exc))
+"""
+
+
+def try_example(result: Result, python: Path) -> None:
+    """``framescope run`` of the example, checked as a user would look at its dump."""
+    base = Path(tempfile.mkdtemp(prefix="framescope-example-"))
+    try:
+        dump = base / "dump"
+        rc, out = run([str(python), "-m", "framescope", "run", "--out", str(dump), EXAMPLE], timeout=1800)
+        files = sorted(dump.rglob("*.py"))
+        # Compiled by the pair's own interpreter, whose code runs from these files.
+        _, broken = run([str(python), "-c", COMPILE_ALL, str(dump)])
+        if rc != 0:
+            result.example = "exit %d: %s" % (rc, out.strip().splitlines()[-1][-200:] if out.strip() else "")
+        elif not files or broken.strip():
+            result.example = "invalid files: %s" % (broken.strip().replace("\n", "; ")[:300] or "none written")
+        elif fallbacks(dump):
+            result.example = "fallback: %s" % fallbacks(dump)[0]
+        elif not (dump / "report" / "index.html").is_file():
+            result.example = "no report"
+        else:
+            result.example = "ok"
+    finally:
+        shutil.rmtree(str(base), ignore_errors=True)
+
+
 def main(argv: List[str]) -> int:
     if "--" in argv:
         split = argv.index("--")
@@ -188,6 +230,7 @@ def main(argv: List[str]) -> int:
             python = setup(result, venv)
             result.setup_s = time.monotonic() - start
             test(result, python, pytest_args, VENVS / ("%s-%s.log" % (python_minor, torch)))
+            try_example(result, python)
         except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
             result.setup_s = result.setup_s or time.monotonic() - start
             result.error = "setup failed: %s" % exc

@@ -84,6 +84,10 @@ INTERNALS = (
     Internal(_EVAL_FRAME + "reset_code", (EVALFRAME,)),
     Internal(_EVAL_FRAME + "_debug_get_cache_entry_list", (EVALFRAME, DUMP)),
     Internal(
+        _EVAL_FRAME + "_CacheEntry", (EVALFRAME, DUMP), attrs=("code", "guard_manager", "backend", "compile_id")
+    ),
+    Internal("torch._C._dynamo.guards:RootGuardManager", (EVALFRAME,), attrs=("add_lambda_guard",)),
+    Internal(
         "torch._dynamo.types:ConvertFrameReturn",
         _HOOK,
         params=("frame_exec_strategy", "apply_to_code", "guarded_code"),
@@ -122,6 +126,8 @@ INTERNALS = (
     Internal("torch._functorch.config:enable_autograd_cache", (AOT_GRAPHS,)),
     Internal("torch._functorch.config:enable_remote_autograd_cache", (AOT_GRAPHS,)),
     Internal("torch._logging:trace_structured", (TRACE,)),
+    # The structured trace's logger (``torch.__trace``).
+    Internal("torch._logging._internal:trace_log", (TRACE,), attrs=("handlers",)),
 )
 
 
@@ -535,7 +541,7 @@ def add_trace_listener(listener: Callable[[TraceRecord], None]) -> Removable:
     require(TRACE)
     import logging
 
-    trace_log = logging.getLogger("torch.__trace")
+    from torch._logging._internal import trace_log
 
     class Handler(logging.Handler):
         def emit(self, record: logging.LogRecord) -> None:
