@@ -1553,6 +1553,36 @@ def test_constants_with_no_literal_are_named_by_the_caller() -> None:
     assert "return THE_MARKER" in text
 
 
+def test_a_function_made_from_a_code_constant_is_made_by_a_call() -> None:
+    # torch.compile before 2.13 builds a resume function in place: MAKE_FUNCTION of its code
+    # object with the cells it closes over. No ``def`` can say that; a call of the function
+    # type can, with the type and the code read from globals the caller binds.
+    def outer():
+        k = 5
+
+        def maker():
+            return call(1, lambda: k)  # noqa: F821  (a global of the run below)
+
+        return maker
+
+    code = outer().__code__
+    [lambda_code] = [c for c in code.co_consts if isinstance(c, types.CodeType)]
+    resume = lambda_code.replace(co_name="resume", **({"co_qualname": "resume"} if PY >= (3, 11) else {}))
+    code = code.replace(co_consts=tuple(resume if c is lambda_code else c for c in code.co_consts))
+    bound = {"__function": types.FunctionType, "__code_resume": resume}
+    text = decompile_transformed(code, constant_name=lambda value: next(k for k, v in bound.items() if v is value))
+    assert "return call(1, __function(__code_resume, globals(), 'resume', None, ((lambda: k).__closure__[0],)))" in text
+    namespace: Dict[str, Any] = dict(bound, call=lambda one, function: function)
+    exec(compile("def outer():\n    k = 5\n%s\n    return maker\n" % textwrap_indent(text), "<machine>", "exec"),
+         namespace)
+    made = namespace["outer"]()()
+    assert (made.__name__, made.__code__, made()) == ("resume", resume, 5)
+
+
+def textwrap_indent(text: str) -> str:
+    return "".join("    " + line if line.strip() else line for line in text.splitlines(True))
+
+
 def test_a_temporary_passed_on_is_named_after_the_parameter() -> None:
     # Dynamo's call of a resume function: the value waiting for it gets the parameter's name.
     code = assemble("""

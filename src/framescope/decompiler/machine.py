@@ -32,7 +32,7 @@ import ast
 import copy
 import dis
 import inspect
-from types import CodeType
+from types import CodeType, FunctionType
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 from framescope.decompiler import values as v
@@ -409,8 +409,21 @@ class MachineSimulator(Simulator):
     # -- values -----------------------------------------------------------------------------------
     def nested_value(self, func: v.Function, target: Any = None, iterator: Optional[v.Iterator] = None) -> Any:
         if target is None and iterator is None and func.code.co_name.isidentifier():
-            raise DecompilationError("function used as a value")
+            return self.made_function(func)
         return nested(func, target, iterator)
+
+    def made_function(self, func: v.Function) -> ast.expr:
+        """A function made from a code object of the code's own (a resume function that torch
+        before 2.13 builds in place) as the call that makes it: ``FunctionType(code, globals(),
+        name, defaults, closure)``, the type and the code read from globals the caller binds."""
+        if self.constant_name is None or func.kwdefaults or func.annotations is not None or func.decorators:
+            raise DecompilationError("function used as a value")
+        maker = self.constant_name(FunctionType)
+        self.taken.add(maker)
+        args = [self.expr(func.code), ast.Call(func=name("globals"), args=[], keywords=[]),
+                ast.Constant(value=func.code.co_name)]
+        args += [self.expr(part) if part else ast.Constant(value=None) for part in (func.defaults, func.closure)]
+        return ast.Call(func=name(maker), args=args, keywords=[])
 
     def op_LOAD_CONST(self, ins: Instr, state: State) -> None:
         value = ins.arg

@@ -7,6 +7,7 @@ so that two runs of a program give the same list of files, in a fresh process or
 from __future__ import annotations
 
 import re
+import types
 from typing import Mapping, Optional, Set
 
 # torch names each compiled graph ``__compiled_fn_<n>`` and, since 2.13, appends a random uuid;
@@ -96,8 +97,13 @@ class FrameIds:
 def constant_global(value: object, module_globals: Mapping[str, object]) -> str:
     """A global name for a constant of Dynamo's code that no literal spells (``torch.float32``
     becomes ``__torch_float32``): free in ``module_globals`` or already bound to ``value``."""
-    text = repr(value)
-    if len(text) > 40 or not re.fullmatch(r"[\w.]+", text):
+    if isinstance(value, types.CodeType):
+        text = "code_" + value.co_name  # a resume function's code: __code_torch_dynamo_resume_in_f_at_5
+    elif isinstance(value, type):
+        text = value.__name__  # __function for types.FunctionType
+    else:
+        text = repr(value)
+    if len(text) > 60 or not re.fullmatch(r"[\w.]+", text):
         text = "const_" + type(value).__name__
     base = "__" + sanitise(text).strip("_")
     candidate, number = base, 1

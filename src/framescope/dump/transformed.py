@@ -86,7 +86,7 @@ def make(
         source = naming.rename_graphs(source, {long: short for short, long in aliases.items()})
         text, code, source = _compile(original, dynamo, source, filename, header)
         code = _load_as(code, aliases)
-        validate.check(dynamo, code, constants=set(constants))
+        validate.check(dynamo, code, constants=constants)
         if module_globals is not None:
             module_globals.update(constants)
     except Exception as exc:  # the decompiler's own errors and anything else it raises

@@ -14,7 +14,7 @@ import builtins
 import dis
 import sys
 import types
-from typing import AbstractSet, Callable, Dict, FrozenSet, List, Optional, Set
+from typing import AbstractSet, Callable, Dict, FrozenSet, List, Mapping, Optional, Set
 
 from framescope.evalframe import check_replacement
 
@@ -25,15 +25,18 @@ def check(
     dynamo: types.CodeType,
     mine: types.CodeType,
     rename: Callable[[str], str] = lambda name: name,
-    constants: AbstractSet[str] = frozenset(),
+    constants: Mapping[str, object] = {},
 ) -> None:
     """Raise ValueError/TypeError unless ``mine`` may replace ``dynamo``.
 
     ``rename`` maps each of Dynamo's global names to the one ``mine`` uses for it;
-    ``constants`` are the globals ``mine`` reads in place of Dynamo's unspellable constants.
+    ``constants`` are the globals ``mine`` reads in place of Dynamo's unspellable constants,
+    with their values. A code object among them is not part of ``mine``: the globals its code
+    uses are not asked of ``mine``.
     """
     check_replacement(dynamo, mine)
-    want = {rename(name) for name in global_names(dynamo)}
+    bound = {id(value) for value in constants.values() if isinstance(value, types.CodeType)}
+    want = {rename(name) for name in global_names(dynamo, bound)}
     got = global_names(mine)
     missing = sorted(want - got - _BUILTINS)
     extra = sorted(got - want - _BUILTINS - set(constants))
@@ -53,15 +56,16 @@ def check(
         raise ValueError("the decompiled code may read %s before assigning it" % ", ".join(unsafe))
 
 
-def global_names(code: types.CodeType) -> Set[str]:
-    """Names loaded as globals by ``code`` and the code objects nested in it."""
+def global_names(code: types.CodeType, skip: AbstractSet[int] = frozenset()) -> Set[str]:
+    """Names loaded as globals by ``code`` and the code objects nested in it (but those whose
+    ``id`` is in ``skip``)."""
     found: Set[str] = set()
     for instr in dis.get_instructions(code):
         if instr.opname in ("LOAD_GLOBAL", "LOAD_NAME"):
             found.add(str(instr.argval).replace(" + NULL", "").replace("NULL + ", ""))
     for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            found |= global_names(const)
+        if isinstance(const, types.CodeType) and id(const) not in skip:
+            found |= global_names(const, skip)
     return found
 
 
