@@ -150,7 +150,7 @@ def fallbacks(base: Path) -> List[str]:
 
 
 def test(result: Result, python: Path, pytest_args: List[str], log: Path) -> None:
-    base = Path(tempfile.mkdtemp(prefix="framescope-matrix-"))
+    base = Path(tempfile.mkdtemp(prefix="torch-matrix-"))
     try:
         env = dict(os.environ, FRAMESCOPE_REQUIRE_TORCH="1", PYTHONUNBUFFERED="1")
         cmd = [str(python), "-m", "pytest", "tests/torch", "-p", "no:cacheprovider", "-q", "-rfE",
@@ -182,7 +182,7 @@ for path in sorted(pathlib.Path(sys.argv[1]).rglob("*.py")):
 
 def try_example(result: Result, python: Path) -> None:
     """``framescope run`` of the example, checked as a user would look at its dump."""
-    base = Path(tempfile.mkdtemp(prefix="framescope-example-"))
+    base = Path(tempfile.mkdtemp(prefix="torch-example-"))
     try:
         dump = base / "dump"
         rc, out = run([str(python), "-m", "framescope", "run", "--out", str(dump), EXAMPLE], timeout=1800)
