@@ -9,17 +9,19 @@ __version__ = "0.1.0"
 __all__ = ["DecompilationError", "UnsupportedTorchError", "__version__", "debug", "decompile", "dump", "prepare_debug"]
 
 
-def decompile(obj: object, *, indent: int = 4, verify: bool = True) -> str:
+def decompile(obj: object, *, indent: int = 4, verify: bool = True, machine: bool = True) -> str:
     """Return Python source for a function, method, code object or module code object.
 
-    The source is recompiled and compared with ``obj``'s bytecode; ``DecompilationError``
-    is raised when equivalent source cannot be produced, ``TypeError`` for objects that
-    hold no bytecode.  ``verify=False`` skips that check and returns best-effort source
-    (for bytecode that never came from source, where behaviour is tested otherwise).
+    The source is recompiled and compared with ``obj``'s bytecode; ``TypeError`` is raised
+    for objects that hold no bytecode.  ``verify=False`` skips that check and returns
+    best-effort source. Bytecode that no source produced (torch.compile's transformed code)
+    has no equivalent source: for a function's code, framescope's machine-code decompiler
+    then answers (unless ``machine=False``), correct by construction, and the first line of
+    the text says so. ``DecompilationError`` is raised when neither can.
     """
     from framescope.decompiler.api import decompile as _decompile
 
-    return _decompile(obj, indent=indent, verify=verify)
+    return _decompile(obj, indent=indent, verify=verify, machine=machine)
 
 
 def __getattr__(name: str) -> object:

@@ -1583,6 +1583,48 @@ def textwrap_indent(text: str) -> str:
     return "".join("    " + line if line.strip() else line for line in text.splitlines(True))
 
 
+JUGGLED = """
+    load x
+    load y
+    list 2
+    copy 1
+    const -1
+    subscr
+    swap 2
+    copy 1
+    const -1
+    delete_subscr
+    const 0
+    subscr
+    tuple 2
+    return
+"""
+
+
+def test_framescope_decompile_answers_machine_made_code_with_the_machine_decompiler() -> None:
+    import framescope
+    from framescope.decompiler.api import MACHINE_MADE
+
+    code = assemble(JUGGLED)
+    with pytest.raises(DecompilationError):
+        framescope.decompile(code, machine=False)  # no source compiles to this bytecode
+    first, rest = framescope.decompile(code).split("\n", 1)
+    assert first.startswith(MACHINE_MADE + " (no source has it: ") and "\n" not in first
+    assert first.endswith("); every value is evaluated once, in bytecode order")
+    assert rest == decompile_transformed(code) and body(rest) == "return y, x"
+
+
+def test_framescope_decompile_refuses_what_both_decompilers_refuse() -> None:
+    import framescope
+
+    # Dynamo's list juggling (no source) in a loop (which the machine-code decompiler refuses).
+    juggling = JUGGLED.strip().replace("return", "pop")
+    code = assemble("label L\nload x\nif_false M\n" + juggling + "\nback L\nlabel M\nconst 1\nreturn\n")
+    with pytest.raises(DecompilationError) as refused:
+        framescope.decompile(code)
+    assert "; as machine-made code: " in str(refused.value) and "\n" not in str(refused.value)
+
+
 def test_a_temporary_passed_on_is_named_after_the_parameter() -> None:
     # Dynamo's call of a resume function: the value waiting for it gets the parameter's name.
     code = assemble("""

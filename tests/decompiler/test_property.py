@@ -41,7 +41,7 @@ def _check_round_trip(source: str) -> int:
         if code.co_name != "<module>" and code.co_name != "<lambda>" and not code.co_flags & 0x02:
             continue  # class bodies are covered by their module
         try:
-            text = decompile(code)
+            text = decompile(code, machine=False)
         except DecompilationError as err:
             assert "\n" not in str(err)
             continue

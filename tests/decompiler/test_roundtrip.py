@@ -38,7 +38,7 @@ def outcome(func, args):
     "case", [pytest.param(c, id=c.name, marks=expected_failure(c)) for c in all_cases() if PY >= c.since])
 def test_round_trip(case: Case) -> None:
     original = load(case.source)
-    source = decompile(original["f"])  # raises DecompilationError unless equivalent
+    source = decompile(original["f"], machine=False)  # raises DecompilationError unless equivalent
     compile(source, "<decompiled>", "exec")
     rebuilt = dict(original)
     exec(compile(source, "<decompiled>", "exec"), rebuilt)

@@ -161,3 +161,41 @@ def test_transformed_code_runs_from_its_decompilation(run_python):
     assert "__constant_" in "\n".join(result["texts"]["returns_dtype"])  # torch.float32 has no literal
     scaled = "\n".join(result["texts"]["scaled"])
     assert "(lambda: k).__closure__[0]" in scaled  # the cell itself is passed on, not its value
+
+
+# What vLLM's compile wrapper does: its own bytecode hook writes the source of each code
+# object Dynamo makes, from framescope.decompile (depyf.decompile before).
+OWN_HOOK_PROGRAM = r'''
+import json, torch, framescope
+from torch._dynamo.convert_frame import register_bytecode_hook
+
+texts = {}
+
+def hook(code, new_code):
+    texts.setdefault(code.co_name, []).append(framescope.decompile(new_code))
+
+def f(x, n):
+    y = torch.sin(x) * n
+    print("graph break")
+    return y + n
+
+handle = register_bytecode_hook(hook)
+out = torch.compile(f, backend="eager")(torch.ones(3), 2)
+handle.remove()
+print("OUT " + json.dumps({"texts": texts, "same": bool(torch.equal(out, f(torch.ones(3), 2)))}))
+'''
+
+
+def test_framescope_decompile_of_dynamo_code_in_ones_own_bytecode_hook(run_python):
+    from framescope.decompiler.api import MACHINE_MADE
+
+    done = run_python(OWN_HOOK_PROGRAM, timeout=300)
+    out = json.loads(next(line[4:] for line in done.stdout.splitlines() if line.startswith("OUT ")))
+    assert out["same"]
+    names = sorted(out["texts"])
+    assert names[0] == "f" and len(names) == 2 and names[1].startswith("torch_dynamo_resume_in_f_at_")
+    for name, [text] in out["texts"].items():
+        # No source compiles to Dynamo's bytecode: the machine-code decompiler answers, and says so.
+        assert text.startswith(MACHINE_MADE + " (no source has it: "), text
+        compile(text, name, "exec")
+    assert "__compiled_fn_" in out["texts"]["f"][0] and "print" in out["texts"]["f"][0]

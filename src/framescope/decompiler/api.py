@@ -3,7 +3,7 @@ import ast
 import functools
 import inspect
 from types import CodeType, FunctionType, MethodType
-from typing import Any, List, Optional, Tuple
+from typing import Any, Callable, List, Optional, Tuple
 
 from framescope.decompiler.cleanup import clean_body, strip_return_none
 from framescope.decompiler.function import body_of, function_def, lambda_expr, nested
@@ -15,11 +15,31 @@ from framescope.errors import DecompilationError
 SIMPLE_DEFAULTS = (int, float, complex, str, bytes, bool, type(None), type(Ellipsis))
 
 
-def decompile(obj: Any, *, indent: int = 4, verify: bool = True) -> str:
+#: The first line of what the machine-code decompiler answers for `decompile`.
+MACHINE_MADE = "# framescope: machine-made bytecode"
+
+
+def decompile(obj: Any, *, indent: int = 4, verify: bool = True, machine: bool = True) -> str:
     """Source text for ``obj``; see `framescope.decompile`."""
     func, code = unwrap(obj)
     try:
-        return decompile_code(code, func, indent, verify)
+        return guarded(decompile_code, code, func, indent, verify)
+    except DecompilationError as refused:
+        if not machine or not is_machine_candidate(code):
+            raise
+        try:
+            source = guarded(machine_code, code, indent)
+        except DecompilationError as also:
+            raise DecompilationError("%s; as machine-made code: %s" % (refused, also.reason),
+                                     code_name=code.co_name) from None
+        return "%s (no source has it: %s); every value is evaluated once, in bytecode order\n%s" % (
+            MACHINE_MADE, " ".join(refused.reason.split()), source)
+
+
+def guarded(step: Callable[..., str], code: CodeType, *args: Any) -> str:
+    """``step(code, *args)``, any failure but DecompilationError turned into one."""
+    try:
+        return step(code, *args)
     except DecompilationError:
         raise
     except (RecursionError, MemoryError):
@@ -27,6 +47,17 @@ def decompile(obj: Any, *, indent: int = 4, verify: bool = True) -> str:
     except Exception as err:  # a gap in the decompiler must never look like a user error
         raise DecompilationError("internal error (%s: %s)" % (type(err).__name__, err),
                                  code_name=code.co_name) from err
+
+
+def is_machine_candidate(code: CodeType) -> bool:
+    """Code the machine-code decompiler may answer for: a function's, named like one."""
+    return is_function_code(code) and code.co_name.isidentifier() and not is_class_body(code)
+
+
+def machine_code(code: CodeType, indent: int) -> str:
+    from framescope.decompiler.machine import decompile_transformed
+
+    return decompile_transformed(code, indent=indent)
 
 
 def decompile_code(code: CodeType, func: Optional[FunctionType], indent: int, verify: bool) -> str:
