@@ -54,9 +54,9 @@ CPYTHONS = {
 # Pyodide 314.0.7 ships CPython 3.14.2 built for WebAssembly.
 PYODIDE = "3.14"
 PYODIDE_NAMES = ("3.14", "pyodide")
-# The interpreters the torch tests run on, each with exactly this torch: 3.11 with the torch
-# release CI caches as a CPU wheel, 3.13 with the newest release (PyPI's Linux wheel, a CUDA
-# build that runs on the CPU). benchmarks/torch_matrix.py runs them on every supported pair.
+# The interpreters the torch tests run on, each with exactly this torch: 3.11 with 2.13.0,
+# 3.13 with the newest release (PyPI's Linux wheels are CUDA builds that run on the CPU).
+# benchmarks/torch_matrix.py runs the torch tests on every supported pair.
 TORCH = {"3.11": "torch==2.13.0", "3.13": "torch==2.15.0"}
 
 # Longest sessions first, so the two job slots end at about the same time.

@@ -920,7 +920,8 @@ def has_effects(stmt: ast.stmt, frozen: Set[str] = frozenset()) -> bool:
 
 
 class MachineDecompiler:
-    """Walk the code's paths from the start, copying joins, into one ``def``."""
+    """Walk the code's paths from the start into one ``def``: the code after a join once, where
+    the arms meet with the same values waiting, else once in each arm."""
 
     def __init__(self, code: CodeType, constant_name: Optional[Callable[[object], str]] = None,
                  merge: bool = True) -> None:
