@@ -341,12 +341,22 @@ def guarded_result(
     """
     t = load()
     guard = t.HookGuard(payload)
-    guard.root.add_lambda_guard(predicate, [text], None)
+    _add_lambda_guard(guard.root, predicate, text)
     guard.populate_code_parts_for_debugging()
     entry = t.GuardedCode(code, guard, None)
     return t.ConvertFrameReturn(
         frame_exec_strategy=t.default_strategy, apply_to_code=False, guarded_code=entry
     )
+
+
+def _add_lambda_guard(root: Any, predicate: Callable[[Dict[str, object]], bool], text: str) -> None:
+    # torch 2.13+ take the user's stack as a third argument (None: none), torch 2.10-2.12
+    # take the predicate and its text only. pybind11 checks the arguments before the call
+    # and says TypeError; the predicate does not run here.
+    try:
+        root.add_lambda_guard(predicate, [text], None)
+    except TypeError:
+        root.add_lambda_guard(predicate, [text])
 
 
 def mark_default(code: types.CodeType) -> None:

@@ -605,6 +605,12 @@ print("OUT " + json.dumps(results == expected))
 @pytest.mark.needs_threads
 def test_two_threads_compiling(tmp_path):
     pytest.importorskip("torch")
+    from importlib.metadata import version
+
+    if version("torch").startswith("2.10."):
+        # Measured: this program without framescope (no dump) ends by SIGSEGV in 2 of 3 runs
+        # on torch 2.10.0; 2.11 and later run it.
+        pytest.skip("torch 2.10 itself crashes when two threads compile at once")
     program = tmp_path / "threads.py"
     program.write_text(THREADS_PROGRAM, encoding="utf-8")
     assert tagged(run_program(program, "out"), "OUT") is True
@@ -1102,4 +1108,45 @@ def test_a_graph_hook_of_another_shape_leaves_out_graph_files_only(tmp_path):
     frame = frames_by_name(load_index(folder))["f"]
     assert [entry["decompiled"] for entry in frame["entries"]] == [True]
     assert not list(folder.glob("__compiled_fn_*.dynamo.py"))
+    assert_all_compile(folder)
+
+
+# depyf's way, as vLLM uses it: the dump is entered by hand and never left.
+LEFT_OPEN_PROGRAM = '''
+import os, signal, sys
+import torch
+import framescope
+
+framescope.prepare_debug(sys.argv[1]).__enter__()
+
+def f(x, n):
+    return torch.sin(x) * n
+
+compiled = torch.compile(f, backend="eager", dynamic=False)
+compiled(torch.ones(2), 1)
+compiled(torch.ones(2), 2)
+print("compiled", flush=True)
+if sys.argv[2] == "sigterm":
+    os.kill(os.getpid(), signal.SIGTERM)
+    signal.pause()
+'''
+
+
+@pytest.mark.torch
+@pytest.mark.needs_subprocess
+@pytest.mark.parametrize("ending", ["exit", "sigterm"])
+def test_a_dump_left_open_is_finished_when_the_process_ends(tmp_path, ending):
+    pytest.importorskip("torch")
+    program = tmp_path / "left_open.py"
+    program.write_text(LEFT_OPEN_PROGRAM, encoding="utf-8")
+    done = subprocess.run([sys.executable, str(program), "dump", ending], cwd=str(tmp_path), timeout=300,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+    # The process ends as it would without framescope: exit status 0, or killed by SIGTERM.
+    assert done.returncode == (0 if ending == "exit" else -15), done.stderr[-3000:]
+    assert done.stdout == "compiled\n"
+    folder = tmp_path / "dump"
+    entries = frames_by_name(load_index(folder))["f"]["entries"]
+    # The second entry's guard only exists once its compile returned: read when the dump ends.
+    assert len(entries) == 2 and all(entry["guard"] for entry in entries)
+    assert "def __guard_1_for_f(" in (folder / "full_code_for_f.py").read_text(encoding="utf-8")
     assert_all_compile(folder)

@@ -486,6 +486,10 @@ def test_parse_recompile_reason():
         '  File "/tmp/fx/prog.py", line 19, in torch_dynamo_resume_in_f_at_18\n    y = y * n'
     )
     assert events.parse_recompile_reason(text) == {"reason": "n == 2", "filename": "/tmp/fx/prog.py", "lineno": 19}
+    # torch 2.10-2.12: no stack; the failed guard's comment says where (the first guard's place).
+    text = "0/0: mode == 'a'  # if mode == 'a':  # /tmp/prog.py:7 in f; n == 2  #   # /tmp/p.py:9 in g"
+    assert events.parse_recompile_reason(text) == {
+        "reason": "mode == 'a'; n == 2", "filename": "/tmp/prog.py", "lineno": 7}
     plain = events.parse_recompile_reason("0/0: tensor 'x' size mismatch at index 0. expected 4, actual 5")
     assert plain == {"reason": "tensor 'x' size mismatch at index 0. expected 4, actual 5", "filename": None, "lineno": None}
 

@@ -18,7 +18,9 @@ is :func:`dump`. Importing it does not import torch; entering a dump does.
 """
 from __future__ import annotations
 
+import atexit
 import os
+import signal
 import sys
 import threading
 import types
@@ -47,7 +49,9 @@ class dump:
     One dump at a time per process: entering a second one while one is active raises
     RuntimeError; one after another is fine. On exit torch's hooks are removed, the code
     torch.compile made inside the block keeps running from the dumped files, and every
-    file and the index are complete.
+    file and the index are complete. A dump entered by hand (``dump(path).__enter__()``)
+    and never left is finished when the process exits: at interpreter exit, and on SIGTERM
+    where the program has no handler of its own (the process then still ends by SIGTERM).
     """
 
     def __init__(
@@ -65,6 +69,8 @@ class dump:
         #: The running session while the block runs, else None.
         self.session: Optional[DumpSession] = None
         self._capture: Any = None
+        #: Takes back what finishes the dump at process exit (see _finish_at_exit).
+        self._at_exit: Optional[Callable[[], None]] = None
 
     def __enter__(self) -> DumpSession:
         global _active
@@ -84,6 +90,7 @@ class dump:
             self._capture = capture.start(session)
             self.session = _active = session
         capture.hide_debugger(session)
+        self._at_exit = _finish_at_exit(self)
         return session
 
     def __exit__(self, *exc_info: object) -> None:
@@ -91,6 +98,9 @@ class dump:
         from framescope.dump import capture
 
         session, self.session = self.session, None
+        undo, self._at_exit = self._at_exit, None
+        if undo is not None:
+            undo()
         try:
             if session is not None:
                 capture.stop(self._capture, session)
@@ -98,6 +108,52 @@ class dump:
             with _active_lock:
                 _active = None
             self._capture = None
+
+
+def _finish_at_exit(block: dump) -> Callable[[], None]:
+    """Make the process finish ``block`` if it is still open when the process ends; return
+    the undo step (for a block left as usual)."""
+
+    def finish() -> None:
+        if block.session is not None:
+            block.__exit__(None, None, None)
+
+    atexit.register(finish)
+    undo_signal = _finish_on_sigterm(finish)
+
+    def undo() -> None:
+        atexit.unregister(finish)
+        undo_signal()
+
+    return undo
+
+
+def _finish_on_sigterm(finish: Callable[[], None]) -> Callable[[], None]:
+    """On SIGTERM, ``finish()`` and then end by SIGTERM as before; only where the program left
+    SIGTERM to its default (killing the process) and from the main thread, which alone may
+    set handlers. Returns the undo step."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    try:
+        if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+            return lambda: None
+    except (AttributeError, ValueError):  # no SIGTERM here (Windows, WebAssembly)
+        return lambda: None
+
+    def on_sigterm(signum: int, frame: object) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        try:
+            finish()
+        finally:
+            os.kill(os.getpid(), signal.SIGTERM)  # ends the process as SIGTERM would have
+
+    signal.signal(signal.SIGTERM, on_sigterm)
+
+    def undo() -> None:
+        if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) is on_sigterm:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+    return undo
 
 
 def prepare_debug(path: "os.PathLike[str] | str" = "framescope_dump", **options: Any) -> dump:

@@ -131,18 +131,29 @@ class Capture:
         if len(state.record["entries"]) == 1 and own is not None:
             for _caller, caller_entry in own[1]:
                 caller_entry["calls_resume"].append(state.record["id"])
-        for name in new_code.co_names:
-            if not naming.is_resume_global(name) or module_globals is None:
-                continue
-            resume = transformed.resume_code(module_globals.get(name))
-            if resume is None:
-                continue
-            state.resume_globals[name] = resume
+        for resume in self.resumes_called(state, new_code, module_globals):
             callers = self.resume_callers.setdefault(id(resume), (resume, []))[1]
             callers.append((state, entry))
             known = self.session.frame_id(resume)
             if known is not None:
                 entry["calls_resume"].append(known)
+
+    @staticmethod
+    def resumes_called(
+        state: FrameState, new_code: types.CodeType, module_globals: Optional[Dict[str, object]]
+    ) -> List[types.CodeType]:
+        """The code of each resume function Dynamo's code calls: held by a global (torch
+        2.13+), or a code constant it makes the function from in place (torch 2.10-2.12)."""
+        found = []
+        for name in new_code.co_names:
+            if naming.is_resume_global(name) and module_globals is not None:
+                resume = transformed.resume_code(module_globals.get(name))
+                if resume is not None:
+                    state.resume_globals[name] = resume
+                    found.append(resume)
+        found += [const for const in new_code.co_consts
+                  if isinstance(const, types.CodeType) and naming.resume_line(const.co_name) is not None]
+        return found
 
     def read_guards(self) -> None:
         """Fill in the guards of entries whose cache entry torch has made since."""

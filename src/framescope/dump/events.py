@@ -27,6 +27,8 @@ _TRACE_FILE = re.compile(r'^\s*File "(.+)", line (\d+), in (\S+)', re.M)
 _COMPILE_ID_PREFIX = re.compile(r"^\s*\S*\d+/\d+\S*: ")
 # torch puts "  # <source line>  # <file>:<line> in <fn>" after a failed guard's text.
 _GUARD_COMMENT = re.compile(r"\s{2,}# .*?(?=; |$)", re.M)
+# ... whose last part names where the guarded value is used: "# prog.py:31 in f".
+_GUARD_PLACE = re.compile(r"#\s*([^#;\n]+?):(\d+) in [^\s;]+")
 _RESUME_NAME = re.compile(r"^torch_dynamo_resume_in_(.+)_at_\d+$")
 
 
@@ -74,6 +76,11 @@ def parse_recompile_reason(text: str) -> Dict[str, Any]:
     reason = _GUARD_COMMENT.sub("", head).strip()
     frames = _TRACE_FILE.findall(stack)
     filename, lineno = (frames[-1][0], int(frames[-1][1])) if frames else (None, None)
+    if filename is None:
+        # torch 2.10-2.12 give no stack, only the guard's own comment; its first failed guard.
+        place = _GUARD_PLACE.search(head.splitlines()[0] if head else "")
+        if place:
+            filename, lineno = place.group(1).strip(), int(place.group(2))
     return {"reason": reason, "filename": filename, "lineno": lineno}
 
 
@@ -153,6 +160,9 @@ class EventRecorder:
         reason_text = metrics.get("recompile_reason")
         if reason_text:
             found = parse_recompile_reason(reason_text)
+            if found["filename"] and code[1] and code[1] != found["filename"] and code[1].endswith(found["filename"]):
+                # torch 2.10-2.12 cut a long path from the left: the frame's own file, whole.
+                found["filename"] = code[1]
             if found["filename"] is None:
                 # torch names no line for this guard (a tensor's shape, say): the value came
                 # in as an argument, so point at the function's def line.
