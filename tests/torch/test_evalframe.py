@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import json
+import sys
 import textwrap
 import types
 from pathlib import Path
@@ -126,6 +127,8 @@ def test_counter_modes_in_one_process_do_not_leak(run_python):
 
 
 @pytest.mark.needs_subprocess
+@pytest.mark.xfail(sys.version_info[:2] == (3, 10), strict=True,
+                   reason="torch gives f_lineno 0 for a 3.10 frame that has not started")
 def test_frame_fields(run_python):
     result = run_hooked(
         run_python,
