@@ -22,6 +22,7 @@ import dis
 import io
 import random
 import sys
+import textwrap
 import types
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -1152,6 +1153,25 @@ def test_a_read_waiting_while_its_local_changes_keeps_the_old_value() -> None:
     """)) == "__stack_0 = x\nx = 1\nreturn __stack_0"
 
 
+# Two values passed through a list that is built, read and taken apart in place.
+JUGGLED = """
+    load x
+    load y
+    list 2
+    copy 1
+    const -1
+    subscr
+    swap 2
+    copy 1
+    const -1
+    delete_subscr
+    const 0
+    subscr
+    tuple 2
+    return
+"""
+
+
 def test_list_juggling_disappears() -> None:
     # torch.compile passes values around in lists it builds and takes apart at once.
     assert body(decompiled("""
@@ -1161,22 +1181,7 @@ def test_list_juggling_disappears() -> None:
         subscr
         return
     """)) == "return ()"
-    assert body(decompiled("""
-        load x
-        load y
-        list 2
-        copy 1
-        const -1
-        subscr
-        swap 2
-        copy 1
-        const -1
-        delete_subscr
-        const 0
-        subscr
-        tuple 2
-        return
-    """)) == "return y, x"
+    assert body(decompiled(JUGGLED)) == "return y, x"
 
 
 @pytest.mark.skipif(PY not in ((3, 11), (3, 12)), reason="the NULL slot goes below the callable on 3.11-3.12")
@@ -1573,32 +1578,10 @@ def test_a_function_made_from_a_code_constant_is_made_by_a_call() -> None:
     text = decompile_transformed(code, constant_name=lambda value: next(k for k, v in bound.items() if v is value))
     assert "return call(1, __function(__code_resume, globals(), 'resume', None, ((lambda: k).__closure__[0],)))" in text
     namespace: Dict[str, Any] = dict(bound, call=lambda one, function: function)
-    exec(compile("def outer():\n    k = 5\n%s\n    return maker\n" % textwrap_indent(text), "<machine>", "exec"),
+    exec(compile("def outer():\n    k = 5\n%s\n    return maker\n" % textwrap.indent(text, "    "), "<machine>", "exec"),
          namespace)
     made = namespace["outer"]()()
     assert (made.__name__, made.__code__, made()) == ("resume", resume, 5)
-
-
-def textwrap_indent(text: str) -> str:
-    return "".join("    " + line if line.strip() else line for line in text.splitlines(True))
-
-
-JUGGLED = """
-    load x
-    load y
-    list 2
-    copy 1
-    const -1
-    subscr
-    swap 2
-    copy 1
-    const -1
-    delete_subscr
-    const 0
-    subscr
-    tuple 2
-    return
-"""
 
 
 def test_framescope_decompile_answers_machine_made_code_with_the_machine_decompiler() -> None:
