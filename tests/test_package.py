@@ -29,7 +29,8 @@ def test_import_does_not_import_torch(run_python, module):
 
 
 @pytest.mark.needs_subprocess
-@pytest.mark.parametrize("module", ["framescope.evalframe", "framescope.dump", "framescope.torch_internals"])
+@pytest.mark.parametrize("module", ["framescope.evalframe", "framescope.dump", "framescope.torch_internals",
+                                    "framescope.depyf", "framescope.depyf.optimization"])
 def test_torch_facing_modules_import_torch_on_first_use_only(run_python, module):
     assert torch_modules_after(run_python, "import " + module) == []
 

@@ -168,7 +168,9 @@ class _Session:
             raise error
         entries = [raw.payload for raw in _torch.raw_entries(code) if raw.owner is self]
         state = self.frame_states.setdefault(id(code), (code, {}))[1]
-        view = Frame(code, frame.f_locals, frame.f_globals, frame.f_builtins, frame.f_lineno)
+        # torch gives 3.10 frames that have not started line 0; they are at the def line.
+        lineno = frame.f_lineno or code.co_firstlineno
+        view = Frame(code, frame.f_locals, frame.f_globals, frame.f_builtins, lineno)
         result = self.callback(view, entries, state)
         if result is None:
             self.skipped.append(code)

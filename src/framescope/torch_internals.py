@@ -51,6 +51,8 @@ GRAPHS = "framescope.dump (graph files)"
 AOT_GRAPHS = "framescope.dump (AOTAutograd and Inductor graph files)"
 TRACE = "framescope.dump (graph breaks and recompile reasons)"
 DEBUG = "framescope.debug"
+DEPYF_INSTALL = "framescope.depyf.install"
+DEPYF_DISPATCH = "framescope.depyf.optimization.TorchCompileWrapperWithCustomDispatcher"
 
 #: What works without torch at all, for messages about a torch framescope cannot use.
 WORKS_WITHOUT_TORCH = "framescope decompile and framescope report do not need torch"
@@ -82,9 +84,11 @@ INTERNALS = (
     Internal(_EVAL_FRAME + "get_eval_frame_callback", (EVALFRAME,)),
     Internal(_EVAL_FRAME + "set_code_exec_strategy", _HOOK),
     Internal(_EVAL_FRAME + "reset_code", (EVALFRAME,)),
-    Internal(_EVAL_FRAME + "_debug_get_cache_entry_list", (EVALFRAME, DUMP)),
+    Internal(_EVAL_FRAME + "_debug_get_cache_entry_list", (EVALFRAME, DUMP, DEPYF_DISPATCH)),
     Internal(
-        _EVAL_FRAME + "_CacheEntry", (EVALFRAME, DUMP), attrs=("code", "guard_manager", "backend", "compile_id")
+        _EVAL_FRAME + "_CacheEntry",
+        (EVALFRAME, DUMP, DEPYF_DISPATCH),
+        attrs=("code", "guard_manager", "backend", "compile_id"),
     ),
     Internal("torch._C._dynamo.guards:RootGuardManager", (EVALFRAME,), attrs=("add_lambda_guard",)),
     Internal(
@@ -100,8 +104,12 @@ INTERNALS = (
         (EVALFRAME,),
         attrs=("populate_code_parts_for_debugging",),
     ),
-    Internal("torch._dynamo.convert_frame:register_bytecode_hook", (DUMP,), params=("hook",)),
-    Internal("torch._dynamo.convert_frame:_compile", (DUMP,), params=("globals",)),
+    Internal(
+        "torch._dynamo.convert_frame:register_bytecode_hook", (DUMP, DEPYF_INSTALL, DEPYF_DISPATCH), params=("hook",)
+    ),
+    Internal("torch._dynamo.convert_frame:_compile", (DUMP, DEPYF_DISPATCH), params=("globals", "locals")),
+    # The logger of TORCH_LOGS="+bytecode", where depyf's install() logs decompiled source.
+    Internal("torch._logging:getArtifactLogger", (DEPYF_INSTALL,), params=("module_qname", "artifact_name")),
     Internal(
         "torch._dynamo.callback:callback_handler",
         (DUMP, DEBUG),
@@ -110,7 +118,7 @@ INTERNALS = (
             "register_end_callback", "remove_end_callback",
         ),
     ),
-    Internal("torch._guards:CompileContext.current_compile_id", (DUMP,)),
+    Internal("torch._guards:CompileContext.current_compile_id", (DUMP, DEPYF_DISPATCH)),
     Internal(
         "torch._dynamo.output_graph:OutputGraph.call_user_compiler",
         (GRAPHS,),
@@ -449,11 +457,12 @@ class Removable:
 
 
 def register_bytecode_hook(
-    hook: Callable[[types.CodeType, types.CodeType], Optional[types.CodeType]]
+    hook: Callable[[types.CodeType, types.CodeType], Optional[types.CodeType]], feature: str = DUMP
 ) -> Removable:
     """Call ``hook(original_code, dynamo_code)`` after each frame compile; its result (a code
-    object, or None to keep Dynamo's) is what the new cache entry runs."""
-    require(DUMP)
+    object, or None to keep Dynamo's) is what the new cache entry runs. Hooks run in the
+    order registered, each given the code the hooks before it returned."""
+    require(feature)
     from torch._dynamo import convert_frame
 
     return Removable(convert_frame.register_bytecode_hook(hook).remove)
@@ -471,9 +480,9 @@ def on_compile_start(callback: Callable[[], None]) -> Removable:
     return Removable(lambda: callback_handler.remove_start_callback(start))
 
 
-def current_compile_id() -> Optional[str]:
+def current_compile_id(feature: str = DUMP) -> Optional[str]:
     """torch's id ("0/1": frame 0, its second compile) of the compile running now, or None."""
-    require(DUMP)
+    require(feature)
     from torch._guards import CompileContext
 
     compile_id = CompileContext.current_compile_id()
@@ -481,23 +490,40 @@ def current_compile_id() -> Optional[str]:
 
 
 def compiling_globals() -> Optional[Dict[str, object]]:
-    """The globals of the frame being compiled, from inside a bytecode hook; None if not found.
-
-    The hook is not given them; torch's ``_compile`` (which calls the hook through its inner
-    function) holds them in its ``globals`` argument.
-    """
+    """The globals of the frame being compiled, from inside a bytecode hook; None if not found."""
     require(DUMP)
+    return _compiling_argument("globals")
+
+
+def compiling_locals() -> Optional[Dict[str, object]]:
+    """The local variables of the frame being compiled, as the frame started, from inside a
+    bytecode hook; None if not found."""
+    require(DEPYF_DISPATCH)
+    return _compiling_argument("locals")
+
+
+def _compiling_argument(name: str) -> Optional[Dict[str, object]]:
+    # A bytecode hook is not given the frame; torch's ``_compile`` (which calls the hook
+    # through its inner function) holds its globals and locals in arguments of these names.
     from torch._dynamo import convert_frame
 
-    frame = sys._getframe(1)
+    frame = sys._getframe(2)
     while frame is not None:
         code = frame.f_code
         if code.co_filename == convert_frame.__file__ and code.co_name in ("_compile_inner", "_compile"):
-            found = frame.f_locals.get("globals")
+            found = frame.f_locals.get(name)
             if isinstance(found, dict):
                 return found
         frame = frame.f_back
     return None
+
+
+def bytecode_logger() -> Any:
+    """The logger behind ``TORCH_LOGS="+bytecode"`` (torch's "bytecode" artifact)."""
+    require(DEPYF_INSTALL)
+    import torch._logging
+
+    return torch._logging.getArtifactLogger("torch._dynamo.convert_frame", "bytecode")
 
 
 def entry_guard(

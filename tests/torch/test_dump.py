@@ -330,8 +330,6 @@ def _def_body_lines(path: Path) -> set:
 
 @pytest.mark.torch
 @pytest.mark.needs_subprocess
-@pytest.mark.xfail(sys.version_info[:2] == (3, 10), strict=True,
-                   reason="3.10 code objects have no co_qualname: the index says forward, not Net.forward")
 def test_frame_kinds(main_runs):
     folder = main_runs["dirs"][0]
     index = load_index(folder)

@@ -127,8 +127,6 @@ def test_counter_modes_in_one_process_do_not_leak(run_python):
 
 
 @pytest.mark.needs_subprocess
-@pytest.mark.xfail(sys.version_info[:2] == (3, 10), strict=True,
-                   reason="torch gives f_lineno 0 for a 3.10 frame that has not started")
 def test_frame_fields(run_python):
     result = run_hooked(
         run_python,

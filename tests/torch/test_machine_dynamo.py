@@ -6,7 +6,6 @@ program's results must equal plain eager results. Runs in a fresh interpreter.
 from __future__ import annotations
 
 import json
-import sys
 import textwrap
 
 import pytest
@@ -149,8 +148,6 @@ print("RESULT " + json.dumps({"same": compiled == eager, "texts": texts, "refuse
 '''
 
 
-@pytest.mark.xfail(sys.version_info[:2] == (3, 10), strict=True,
-                   reason="3.10's block-stack handler Dynamo writes around a graph break in a with block is refused")
 def test_transformed_code_runs_from_its_decompilation(run_python):
     done = run_python(textwrap.dedent(PROGRAM), timeout=300)
     line = [x for x in done.stdout.splitlines() if x.startswith("RESULT ")][-1]

@@ -37,8 +37,8 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set,
 
 from framescope.decompiler import values as v
 from framescope.decompiler.function import nested
-from framescope.decompiler.instructions import POP_JUMPS, Instr
-from framescope.decompiler.opcodes import canonical_instructions
+from framescope.decompiler.instructions import POP_JUMPS, Handler, Instr
+from framescope.decompiler.opcodes import canonical_instructions, handler_entry_values
 from framescope.decompiler.signature import arguments, parameter_names
 from framescope.decompiler.simulate import Simulator, State, as_store, const_expr, make_slice, name
 from framescope.decompiler.unparse import unparse
@@ -1064,7 +1064,7 @@ class MachineDecompiler:
             sim.step(ins, state)
         sim.spill_impure(state)
         body, state.stmts = state.stmts, outer
-        cleanup = self.handler_body(handler.target)
+        cleanup = self.handler_body(handler)
         if not body:
             body = [ast.Pass()]
         state.stmts.append(ast.Try(
@@ -1073,13 +1073,18 @@ class MachineDecompiler:
             orelse=[], finalbody=[]))
         return end
 
-    def handler_body(self, offset: int) -> List[ast.stmt]:
+    def handler_body(self, handler: Handler) -> List[ast.stmt]:
         """The statements of a handler that ends by re-raising what it caught."""
-        position = self.index.get(offset)
-        if position is None or self.instrs[position].op != "PUSH_EXC_INFO":
-            raise DecompilationError("unknown exception handler shape", code_name=self.code.co_name, offset=offset)
-        state = State([v.Exc("prev"), v.Exc("exc")])
-        for ins in self.instrs[position + 1:]:
+        position = self.index.get(handler.target)
+        if position is None:
+            raise DecompilationError("unknown exception handler shape", code_name=self.code.co_name,
+                                     offset=handler.target)
+        # Only the values the interpreter pushes on entry matter: the handler re-raises.
+        state = State(handler_entry_values(handler.lasti))
+        if self.instrs[position].op == "PUSH_EXC_INFO":  # 3.11+: the previous exception under it
+            state = State([v.Exc("prev"), v.Exc("exc")])
+            position += 1
+        for ins in self.instrs[position:]:
             self.budget -= 1
             if ins.op == "RERAISE":
                 state.stmts.append(ast.Raise(exc=None, cause=None))
@@ -1087,7 +1092,8 @@ class MachineDecompiler:
             if ins.op in POP_JUMPS or ins.op in ("JUMP", "RETURN_VALUE", "POP_EXCEPT", "PUSH_EXC_INFO"):
                 break
             self.sim.step(ins, state)
-        raise DecompilationError("exception handler does not re-raise", code_name=self.code.co_name, offset=offset)
+        raise DecompilationError("exception handler does not re-raise", code_name=self.code.co_name,
+                                 offset=handler.target)
 
     def forward(self, ins: Instr) -> int:
         target = self.index.get(ins.target)

@@ -24,19 +24,29 @@ import signal
 import sys
 import threading
 import types
-from typing import Any, Callable, Dict, Optional
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional
 
 from framescope.dump.session import DumpSession, DumpWarning
 
-__all__ = ["DumpSession", "DumpWarning", "active_session", "dump", "prepare_debug"]
+__all__ = ["DumpSession", "DumpWarning", "active_session", "dump", "last_folder", "prepare_debug"]
 
 _active_lock = threading.Lock()
 _active: Optional[DumpSession] = None
 
 
+# The folder of each dump started in this process, in order.
+_started: List[Path] = []
+
+
 def active_session() -> Optional[DumpSession]:
     """The session of the dump block running now, or None."""
     return _active
+
+
+def last_folder() -> Optional[Path]:
+    """The folder the dump started last in this process wrote into (absolute), or None."""
+    return _started[-1] if _started else None
 
 
 class dump:
@@ -45,6 +55,12 @@ class dump:
     ``on_event(event)`` (optional) is called after every compile with a dict such as
     ``{"event": "compile", "frame": "f", "entry": 0, "compile_id": "0/0",
     "file": "__transformed_code_0_for_f.py", "decompiled": True}``.
+
+    ``log_bytecode=True`` also writes, next to each ``__transformed_code_<i>_for_<f>.py``,
+    the entry's code objects as ``marshal`` data (``marshal.load`` reads them back):
+    ``.original_bytecode`` (the function's), ``.transformed_bytecode`` (Dynamo's) and
+    ``.decompiled_and_compiled_back_bytecode`` (the code compiled from the file, which the
+    entry runs).
 
     One dump at a time per process: entering a second one while one is active raises
     RuntimeError; one after another is fine. On exit torch's hooks are removed, the code
@@ -59,6 +75,7 @@ class dump:
         path: "os.PathLike[str] | str" = "framescope_dump",
         *,
         on_event: Optional[Callable[[Dict[str, Any]], None]] = None,
+        log_bytecode: bool = False,
     ) -> None:
         if not isinstance(path, (str, os.PathLike)):
             raise TypeError("framescope.dump needs a folder path, not %s" % type(path).__name__)
@@ -66,6 +83,8 @@ class dump:
         self.path = path
         #: The progress callback, or None.
         self.on_event = on_event
+        #: Whether each entry's code objects are written too.
+        self.log_bytecode = log_bytecode
         #: The running session while the block runs, else None.
         self.session: Optional[DumpSession] = None
         self._capture: Any = None
@@ -86,9 +105,10 @@ class dump:
                 raise NotADirectoryError(
                     "framescope.dump: %s exists and is not a folder" % os.fspath(self.path)
                 )
-            session = DumpSession(self.path, on_event=self.on_event)
+            session = DumpSession(self.path, on_event=self.on_event, log_bytecode=self.log_bytecode)
             self._capture = capture.start(session)
             self.session = _active = session
+            _started.append(session.root)
         capture.hide_debugger(session)
         self._at_exit = _finish_at_exit(self)
         return session
@@ -156,9 +176,20 @@ def _finish_on_sigterm(finish: Callable[[], None]) -> Callable[[], None]:
     return undo
 
 
-def prepare_debug(path: "os.PathLike[str] | str" = "framescope_dump", **options: Any) -> dump:
-    """The same as :func:`dump` (the name depyf uses)."""
-    return dump(path, **options)
+def prepare_debug(
+    dump_src_dir: "os.PathLike[str] | str" = "framescope_dump",
+    clean_wild_fx_code: bool = True,
+    log_bytecode: bool = False,
+    **options: Any,
+) -> dump:
+    """:func:`dump` under depyf's name and with its parameters.
+
+    ``clean_wild_fx_code`` is accepted and changes nothing: a dump writes only the graphs
+    that belong to a compile, each named after it, so there is no stray FX code to clean.
+    ``log_bytecode`` is :func:`dump`'s. Works as a context manager and entered by hand
+    (``prepare_debug(path).__enter__()``): then files are complete when the process exits.
+    """
+    return dump(dump_src_dir, log_bytecode=log_bytecode, **options)
 
 
 class _CallableModule(types.ModuleType):

@@ -12,6 +12,7 @@ dump warnings.
 from __future__ import annotations
 
 import importlib
+import marshal
 import types
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -89,6 +90,7 @@ class Capture:
             "calls_resume": [],
             "compile_time_s": None,
             "recompile_reason": None,
+            "bytecode_files": write_bytecode(session, name, (code, new_code, result.code)),
         }
         session.add_entry(state, entry)
         runs = new_code if result.code is None else result.code
@@ -190,6 +192,28 @@ class Capture:
             self.session.save()
         except Exception as exc:
             self.session.warn("could not write index.json: %s: %s" % (type(exc).__name__, exc))
+
+
+def write_bytecode(
+    session: DumpSession, name: str, codes: Tuple[types.CodeType, types.CodeType, Optional[types.CodeType]]
+) -> List[str]:
+    """With ``log_bytecode``, write the entry's original code, Dynamo's code and the code
+    compiled from the file ``name`` (None where decompiling failed), each marshalled, next to
+    the file; return the names written."""
+    if not session.log_bytecode:
+        return []
+    written = []
+    for kind, code in zip(naming.BYTECODE_KINDS, codes):
+        if code is None:
+            continue
+        file = naming.bytecode_file(name, kind)
+        try:
+            session.write(file, marshal.dumps(code))
+        except ValueError as exc:  # a constant marshal cannot write (Dynamo's code may hold one)
+            session.warn("could not write %s: %s" % (file, exc))
+            continue
+        written.append(file)
+    return written
 
 
 def hide_debugger(session: DumpSession) -> None:

@@ -7,7 +7,7 @@ index.json (``"format": "framescope-dump/1"``)::
                  "resume_line", "full_code",
                  "entries": [{"index", "compile_id", "file", "decompiled", "fallback_reason",
                               "guard_function", "guard", "graphs", "calls_resume",
-                              "compile_time_s", "recompile_reason"}]}],
+                              "compile_time_s", "recompile_reason", "bytecode_files"}]}],
      "graphs": [{"name", "torch_name", "frame", "entry", "compile_id", "backend", "nodes",
                  "ops", "inputs", "files", "runs_from_file"}],
      "graph_breaks": [{"frame", "reason", "filename", "lineno", "source_line", "resume"}],

@@ -6,6 +6,7 @@ so that two runs of a program give the same list of files, in a fresh process or
 """
 from __future__ import annotations
 
+import gc
 import re
 import types
 from typing import Mapping, Optional, Set
@@ -17,6 +18,21 @@ _GRAPH_NAME = re.compile(r"\b(__compiled_fn_\d+)%s\b" % _UUID)
 _ANY_GRAPH_NAME = re.compile(r"\b__compiled_fn_\d+(?:%s)?\b" % _UUID)
 _RESUME_GLOBAL = re.compile(r"^__resume_at_\d+_\d+$")
 _RESUME_CODE = re.compile(r"^torch_dynamo_resume_in_(.+)_at_(\d+)$")
+
+
+def qualname(code: types.CodeType) -> str:
+    """The qualified name of a code object's function (``Net.forward``).
+
+    Code objects carry it from CPython 3.11 on; before, it is the ``__qualname__`` of a
+    function that runs the code, and the plain name where no function does.
+    """
+    name = getattr(code, "co_qualname", None)
+    if name:
+        return name
+    for holder in gc.get_referrers(code):
+        if isinstance(holder, types.FunctionType) and holder.__code__ is code:
+            return holder.__qualname__
+    return code.co_name
 
 
 def sanitise(name: str) -> str:
@@ -60,6 +76,16 @@ def resume_line(code_name: str) -> Optional[int]:
 def transformed_file(index: int, frame_id: str) -> str:
     """File of cache entry ``index`` of a frame."""
     return "__transformed_code_%d_for_%s.py" % (index, frame_id)
+
+
+#: The code objects written next to a transformed-code file with ``log_bytecode``: the
+#: original code, Dynamo's, and the code compiled from the file (depyf's suffixes).
+BYTECODE_KINDS = ("original", "transformed", "decompiled_and_compiled_back")
+
+
+def bytecode_file(transformed: str, kind: str) -> str:
+    """The file of one code object of an entry (``marshal.load`` reads it back)."""
+    return "%s.%s_bytecode" % (transformed, kind)
 
 
 def full_code_file(frame_id: str) -> str:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from framescope.dump import index as _index
+from framescope.dump import naming
 from framescope.dump.naming import FrameIds, full_code_file, graph_name
 
 
@@ -60,7 +61,10 @@ class DumpSession:
     """The state of one dump: where files go and what index.json says."""
 
     def __init__(
-        self, root: "os.PathLike[str] | str", on_event: Optional[Callable[[Event], None]] = None
+        self,
+        root: "os.PathLike[str] | str",
+        on_event: Optional[Callable[[Event], None]] = None,
+        log_bytecode: bool = False,
     ) -> None:
         #: The folder the user named, absolute. Under torch.distributed with more than one
         #: process, each rank writes into ``root/rank_<r>/``.
@@ -69,6 +73,8 @@ class DumpSession:
         self.lock = threading.RLock()
         #: Called with a small dict after each compile (see DumpSession.emit); None for none.
         self.on_event = on_event
+        #: Whether each entry's code objects are also written, marshalled (see dump()).
+        self.log_bytecode = log_bytecode
         #: index.json ``frames``: one record per compiled code object, in compile order.
         self.frames: List[Dict[str, Any]] = []
         #: index.json ``graphs``.
@@ -104,21 +110,25 @@ class DumpSession:
 
         Decided on first use: ``root/rank_<r>`` when torch.distributed runs with more than
         one process (from the initialised process group, else the RANK / WORLD_SIZE
-        variables that launchers set), ``root`` otherwise. Files an earlier dump left there
+        variables that launchers set; ``root`` itself when it is named ``rank_<r>`` already),
+        ``root`` otherwise. Files an earlier dump left there
         (names a dump writes, nothing else) are removed then, so that the folder shows
         this run only.
         """
         with self.lock:
             if self._dir is None:
                 rank = _distributed_rank()
-                path = self.root if rank is None else self.root / ("rank_%d" % rank)
+                path = self.root
+                if rank is not None and self.root.name != "rank_%d" % rank:  # not named per rank already
+                    path = self.root / ("rank_%d" % rank)
                 path.mkdir(parents=True, exist_ok=True)
                 _remove_stale(path)
                 self._dir = path
             return self._dir
 
-    def write(self, name: str, text: str) -> Path:
-        """Write ``text`` to the file ``name`` of the dump folder, atomically; return its path.
+    def write(self, name: str, text: "str | bytes") -> Path:
+        """Write ``text`` (or bytes) to the file ``name`` of the dump folder, atomically; return
+        its path.
 
         ``name`` is relative to the folder (``a/b.py`` makes ``a/``). Readers never see a
         half-written file: the text goes to a temporary file that then replaces ``name``.
@@ -130,8 +140,12 @@ class DumpSession:
             path = self.directory / name
             path.parent.mkdir(parents=True, exist_ok=True)
             temp = path.with_name(".%s.%d.tmp" % (path.name, os.getpid()))
-            with open(temp, "w", encoding="utf-8") as handle:
-                handle.write(text)
+            if isinstance(text, bytes):
+                with open(temp, "wb") as handle:
+                    handle.write(text)
+            else:
+                with open(temp, "w", encoding="utf-8") as handle:
+                    handle.write(text)
             os.replace(temp, path)
         # pdb and tracebacks read files through linecache: a debugger that read this file's
         # earlier text (a breakpoint set before this run) must show the new one.
@@ -180,7 +194,7 @@ class DumpSession:
                 record = {
                     "id": frame_id,
                     "name": code.co_name,
-                    "qualname": getattr(code, "co_qualname", code.co_name),
+                    "qualname": naming.qualname(code),
                     "filename": code.co_filename,
                     "firstlineno": code.co_firstlineno,
                     "resume_of": None,
@@ -313,7 +327,7 @@ def is_dump_file(name: str) -> bool:
     """Whether a file name is one framescope.dump writes (index, transformed, full code, graphs)."""
     return name in ("index.json", "index.md") or re.fullmatch(
         r"(__transformed_code_\d+_for_\w+|full_code_for_\w+|__compiled_fn_\d+\.\w+)\.py", name
-    ) is not None
+    ) is not None or re.fullmatch(r"__transformed_code_\d+_for_\w+\.py\.\w+_bytecode", name) is not None
 
 
 def _user_stacklevel() -> int:
