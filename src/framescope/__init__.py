@@ -25,8 +25,8 @@ def decompile(obj: object, *, indent: int = 4, verify: bool = True, machine: boo
 
 
 def __getattr__(name: str) -> object:
-    # framescope.dump (a package that is also called to start a dump), prepare_debug and
-    # debug load on first use, so that importing framescope stays light.
+    # framescope.dump (a package that is also called to start a dump), prepare_debug, debug
+    # and depyf (depyf's API) load on first use, so that importing framescope stays light.
     if name == "dump":
         import framescope.dump
 
@@ -35,6 +35,10 @@ def __getattr__(name: str) -> object:
         from framescope.dump import prepare_debug
 
         return prepare_debug
+    if name == "depyf":
+        import framescope.depyf
+
+        return framescope.depyf
     if name == "debug":
         from framescope.debugging import debug
 

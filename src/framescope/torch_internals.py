@@ -662,10 +662,13 @@ AOT_COMPILERS = ("fw_compiler", "bw_compiler", "inference_compiler")
 
 
 def hook_aot_compilers(
-    wrap: Callable[[str, Callable[..., Any]], Callable[..., Any]]
+    wrap: Callable[[str, Callable[..., Any], Any], Callable[..., Any]],
+    around: Callable[[Any, Callable[[], Any]], Any],
 ) -> Removable:
     """Replace each compiler an aot_autograd backend passes to AOTAutograd by
-    ``wrap(kind, compiler)``, kind one of AOT_COMPILERS."""
+    ``wrap(kind, compiler, module)``, kind one of AOT_COMPILERS, ``module`` the GraphModule
+    being compiled (Dynamo's graph, or a piece of it that a backend compiles on its own);
+    and run AOTAutograd's whole compile of ``module`` as ``around(module, call)``."""
     require(AOT_GRAPHS)
     from torch._dynamo.backends import common
 
@@ -676,12 +679,12 @@ def hook_aot_compilers(
             rest_list = list(rest)
             for i, kind in enumerate(AOT_COMPILERS[:2]):
                 if i < len(rest_list) and callable(rest_list[i]):
-                    rest_list[i] = _wrap_aot_compiler(wrap, kind, rest_list[i])
+                    rest_list[i] = _wrap_aot_compiler(wrap, kind, rest_list[i], mod)
             rest = tuple(rest_list)
         for kind in AOT_COMPILERS:
             if callable(kwargs.get(kind)):
-                kwargs[kind] = _wrap_aot_compiler(wrap, kind, kwargs[kind])
-        return original(mod, args, *rest, **kwargs)
+                kwargs[kind] = _wrap_aot_compiler(wrap, kind, kwargs[kind], mod)
+        return around(mod, lambda: original(mod, args, *rest, **kwargs))
 
     common.aot_module_simplified = aot_module_simplified
 
@@ -693,7 +696,7 @@ def hook_aot_compilers(
 
 
 def _wrap_aot_compiler(
-    wrap: Callable[[str, Callable[..., Any]], Callable[..., Any]], kind: str, compiler: Any
+    wrap: Callable[[str, Callable[..., Any], Any], Callable[..., Any]], kind: str, compiler: Any, mod: Any
 ) -> Any:
     # Inductor's compilers are SerializableAOTDispatchCompiler objects, and AOTAutograd
     # treats those differently from plain functions (it may cache their results): a copy
@@ -702,9 +705,9 @@ def _wrap_aot_compiler(
         import copy
 
         clone = copy.copy(compiler)
-        clone.compiler_fn = wrap(kind, compiler.compiler_fn)
+        clone.compiler_fn = wrap(kind, compiler.compiler_fn, mod)
         return clone
-    return wrap(kind, compiler)
+    return wrap(kind, compiler, mod)
 
 
 def backend_name(backend: object) -> str:

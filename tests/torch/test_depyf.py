@@ -313,6 +313,7 @@ VLLM_PROGRAM = '''\
 import json, os, sys
 import torch
 import torch.distributed as dist
+from torch._guards import detect_fake_mode
 from torch._inductor.compile_fx import compile_fx
 from torch.fx.passes.split_module import split_module
 from framescope import depyf
@@ -322,29 +323,28 @@ dist.init_process_group("gloo")
 
 pieces = []
 
-class Piece:
-    """One piece of a split graph, compiled on its first call with the shapes it gets."""
+class CompilePieces(torch.fx.Interpreter):
+    """Run the split graph on the example inputs, compiling each piece with Inductor when
+    it is reached, as vLLM's piecewise backend does."""
 
-    def __init__(self, gm):
-        self.gm, self.compiled = gm, None
-
-    def __call__(self, *args):
-        if self.compiled is None:
-            self.compiled = compile_fx(self.gm, list(args))  # Inductor, as vLLM does
-        return self.compiled(*args)
+    def call_module(self, target, args, kwargs):
+        out = super().call_module(target, args, kwargs)
+        pieces.append(target)
+        self.module.__dict__[target] = compile_fx(self.fetch_attr(target), list(args))
+        return out
 
 def piecewise(gm, example_inputs):
     counter = [0]
     def split_at_relu(node):
-        if node.op == "call_function" and node.target in (torch.relu, torch.nn.functional.relu):
+        if node.op == "call_function" and node.target is torch.relu:
             counter[0] += 2  # each relu is a piece of its own
             return counter[0] - 1
         return counter[0]
     split = split_module(gm, None, split_at_relu)
-    for name, child in list(split.named_children()):
-        pieces.append(name)
-        delattr(split, name)
-        setattr(split, name, Piece(child))
+    fake_mode = detect_fake_mode(example_inputs)  # shapes only, as vLLM compiles them
+    with fake_mode:
+        CompilePieces(split).run(*[fake_mode.from_tensor(t) if isinstance(t, torch.Tensor) else t
+                                   for t in example_inputs])
     return split
 
 class Model(torch.nn.Module):
@@ -369,8 +369,9 @@ if sys.argv[1] == "dump":
     depyf.prepare_debug(os.path.join(sys.argv[2], "rank_%d" % rank)).__enter__()
 
 compiled = torch.compile(model, backend=piecewise)
-out = compiled(x).detach()
-out = compiled(x).detach()
+with torch.no_grad():
+    out = compiled(x)
+    out = compiled(x)
 dist.all_reduce(out)
 print("OUT " + json.dumps({"rank": rank, "same": bool(torch.allclose(out, expected)), "pieces": len(pieces)}),
       flush=True)
@@ -417,4 +418,10 @@ def test_vllm_shaped_two_ranks_enter_prepare_debug_by_hand(tmp_path):
         assert all(entry["decompiled"] for frame in index["frames"] for entry in frame["entries"])
         files = [path.name for path in assert_all_compile(folder)]
         assert "full_code_for_forward.py" in files
-        assert index["graphs"], index
+        # Both graphs (before and after the break) split: every piece's Inductor code and the
+        # split graph, each running from its file.
+        assert len(index["graphs"]) == 2 and not index["warnings"]
+        for graph in index["graphs"]:
+            pieces = [piece["piece"] for piece in graph["pieces"]]
+            assert len(pieces) >= 2
+            assert graph["runs_from_file"] == ["%s.inductor" % piece for piece in pieces] + ["split"]

@@ -290,6 +290,70 @@ def test_inductor_training_stages_and_output_code_from_the_files(run_python, tmp
     assert "# graph id" not in (dump / "__compiled_fn_1.pre_grad.py").read_text()
 
 
+# A backend that splits Dynamo's graph at each relu (a piece of its own) and compiles every
+# piece with Inductor as the split graph first runs on the example inputs: vLLM's piecewise
+# backend does this, with its attention ops for the relus.
+PIECEWISE = '''
+from torch._inductor.compile_fx import compile_fx
+from torch.fx.passes.split_module import split_module
+
+class CompilePieces(torch.fx.Interpreter):
+    def call_module(self, target, args, kwargs):
+        out = super().call_module(target, args, kwargs)
+        self.module.__dict__[target] = compile_fx(self.fetch_attr(target), list(args))
+        return out
+
+def piecewise(gm, example_inputs):
+    counter = [0]
+    def split_at_relu(node):
+        if node.op == "call_function" and node.target is torch.relu:
+            counter[0] += 2
+            return counter[0] - 1
+        return counter[0]
+    split = split_module(gm, None, split_at_relu)
+    CompilePieces(split).run(*example_inputs)
+    return split
+'''
+
+
+def test_every_piece_of_a_split_graph_is_dumped_and_runs_from_its_file(run_python, tmp_path, inductor_cache):
+    result = run_program(
+        run_python,
+        tmp_path,
+        MODULE,
+        PIECEWISE,
+        '''
+        with torch.no_grad():
+            expected = net(x)
+            compiled = torch.compile(net, backend=piecewise)
+            with framescope.dump(DUMP):
+                compiled(x)
+                with LinesRun() as run:
+                    out = compiled(x)
+        report(close=torch.allclose(out, expected), lines=run.as_list())
+        ''',
+    )
+    dump, index = result["dump"], result["index"]
+    assert result["close"] and not index["warnings"]
+    graph = the_graph(index)
+    # lin, relu, * 2: three pieces, each with Inductor's stages, and the split graph.
+    assert graph["pieces"] == [{"piece": "piece_%d" % k, "module": "submod_%d" % (k - 1)} for k in (1, 2, 3)]
+    piece_stages = ["pre_grad", "aot_forward", "post_grad", "inductor"]
+    check_files(dump, graph, ["dynamo", "split"] + ["piece_%d.%s" % (k, stage) for k in (1, 2, 3) for stage in piece_stages])
+    assert graph["runs_from_file"] == ["piece_1.inductor", "piece_2.inductor", "piece_3.inductor", "split"]
+    ran = {tuple(item) for item in result["lines"]}
+    texts = {k: (dump / ("__compiled_fn_1.piece_%d.inductor.py" % k)).read_text() for k in (1, 2, 3)}
+    assert len(set(texts.values())) == 3  # three wrappers, none overwritten by another
+    for k in (1, 2, 3):
+        name = "__compiled_fn_1.piece_%d.inductor.py" % k
+        assert "# __compiled_fn_1: piece %d of the split graph (submod_%d): " % (k, k - 1) in texts[k]
+        calls = lines_with(dump, name, "cpp_fused_") | lines_with(dump, name, "extern_kernels.")
+        calls -= lines_with(dump, name, "async_compile")
+        assert calls and calls <= ran, name  # each piece's call() ran from its own file
+    split = lines_with(dump, "__compiled_fn_1.split.py", "self.submod_")
+    assert len(split) == 3 and split <= ran
+
+
 # --------------------------------------------------------------------------- events
 
 BREAKS_AND_RECOMPILES = '''

@@ -17,6 +17,11 @@ went through:
 ``inductor_backward``
 ========================  =================================================================
 
+A backend that splits Dynamo's graph and compiles each piece on its own (as vLLM's piecewise
+backend does with ``split_module``) gets the pieces' stages as ``piece_<k>.<stage>`` —
+``__compiled_fn_<n>.piece_<k>.inductor.py`` — numbered in the order they are compiled, and
+the graph it returns, which calls the pieces, as ``split``.
+
 The code that runs is the code from these files where the graph runs as Python: the
 ``forward`` of the GraphModule each backend finally calls (``dynamo`` for the eager backend
 and for backends that call the graph they were given, ``aot_forward`` / ``aot_backward`` for
@@ -35,6 +40,7 @@ from __future__ import annotations
 
 import threading
 import types
+import weakref
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from framescope import torch_internals
@@ -75,6 +81,7 @@ _STAGE_TITLES = {
     "post_grad_backward": "the backward graph after Inductor's post-grad passes",
     "inductor": "Inductor's output code for the forward (the Python wrapper module)",
     "inductor_backward": "Inductor's output code for the backward (the Python wrapper module)",
+    "split": "the graph the backend returned, which calls the pieces it compiled (piece_<k> files)",
 }
 
 
@@ -119,6 +126,25 @@ class _Graph:
         self.runs: List[str] = []
         #: The compiled function and where it is: ``f (/abs/prog.py:8)``; None if unknown.
         self.source: Optional[str] = None
+        #: Dynamo's GraphModule, weakly (None until known).
+        self.module: Optional[Any] = None
+        #: Pieces a backend compiled on their own: (the piece's module, weakly; "piece_<k>").
+        self.pieces: List[Tuple[Any, str]] = []
+        #: "piece_<k>" -> the piece's name in the graph the backend returned ("submod_0").
+        self.piece_names: Dict[str, str] = {}
+
+    def stage_prefix(self, module: Any) -> str:
+        """"" for Dynamo's graph itself, "piece_<k>." for a piece of it (one made on first sight)."""
+        # Inductor's pre-grad passes may hand AOTAutograd a new module; it keeps Dynamo's name.
+        if module is None or (self.module is not None and self.module() is module) or (
+                self.torch_name is not None and torch_internals.graph_identity(module)[0] == self.torch_name):
+            return ""
+        for ref, piece in self.pieces:
+            if ref() is module:
+                return piece + "."
+        piece = "piece_%d" % (len(self.pieces) + 1)
+        self.pieces.append((weakref.ref(module), piece))
+        return piece + "."
 
     def record(self) -> Dict[str, Any]:
         """The graph's entry in index.json ``graphs`` (frame/entry come from compile_id)."""
@@ -132,14 +158,19 @@ class _Graph:
             "inputs": list(self.inputs),
             "files": dict(self.files),
             "runs_from_file": list(self.runs),
+            "pieces": [{"piece": piece, "module": self.piece_names.get(piece)} for _ref, piece in self.pieces],
         }
 
 
 class _Context(threading.local):
-    """What the current thread is compiling: a stack of (graph, "forward"/"backward"/None)."""
+    """What the current thread is compiling: a stack of (graph, phase, stage prefix: "" or
+    "piece_<k>."); phase None in the backend call, "aot" in AOTAutograd's compile of a
+    module, "forward"/"backward" in the compiler it calls for each."""
 
     def __init__(self) -> None:
-        self.stack: List[Tuple[_Graph, Optional[str]]] = []
+        self.stack: List[Tuple[_Graph, Optional[str], str]] = []
+        #: Inductor's pre-grad graph, held until AOTAutograd's call says which module it is.
+        self.pre_grad: Optional[str] = None
 
 
 class GraphDumper:
@@ -166,7 +197,7 @@ class GraphDumper:
         self._installed = [
             torch_internals.Removable(lambda: caches.__exit__(None, None, None)),
             torch_internals.hook_backend_calls(self._backend_call),
-            torch_internals.hook_aot_compilers(self._wrap_compiler),
+            torch_internals.hook_aot_compilers(self._wrap_compiler, self._aot_call),
             torch_internals.add_trace_listener(self._trace),
         ]
         self.active = True
@@ -199,17 +230,41 @@ class GraphDumper:
             self._warn("could not dump the graph %s: %s" % (getattr(graph, "name", "?"), exc))
         if graph is None:
             return call()
-        self._context.stack.append((graph, None))
+        self._context.stack.append((graph, None, ""))
+        self._context.pre_grad = None
         try:
-            return call()
+            compiled = call()
         finally:
             self._context.stack.pop()
+            self._flush_pre_grad(graph, "")
             self._save(graph)
+        try:
+            self._backend_result(graph, gm, example_inputs, compiled)
+        except Exception as exc:
+            self._warn("could not dump the graph %s returned for %s: %s" % (graph.backend, graph.name, exc))
+        return compiled
+
+    def _backend_result(self, graph: _Graph, gm: Any, example_inputs: List[Any], compiled: object) -> None:
+        """A backend that returns a GraphModule of its own (one that calls the pieces it
+        compiled): dump it as ``split``, running from its file, and learn its pieces' names."""
+        import torch
+
+        if not isinstance(compiled, torch.fx.GraphModule) or compiled is gm:
+            return
+        for name, child in compiled.named_children():
+            if isinstance(child, torch.fx.GraphModule):
+                graph.piece_names[graph.stage_prefix(child).rstrip(".")] = name
+        self._retitle_pieces(graph)
+        self._write_module(graph, "split", compiled, (), run=True)
+        if "dynamo" in graph.runs:  # the backend's graph runs, not Dynamo's
+            graph.runs.remove("dynamo")
+        self._save(graph)
 
     def _new_graph(self, gm: Any, example_inputs: Sequence[Any], backend: object) -> _Graph:
         full_name, compile_id = torch_internals.graph_identity(gm)
         name = self.session.graph_name(full_name)
         graph = _Graph(name, full_name, compile_id, torch_internals.backend_name(backend))
+        graph.module = weakref.ref(gm)
         nodes = list(gm.graph.nodes)
         graph.nodes = len(nodes)
         graph.ops = sum(1 for node in nodes if node.op in ("call_function", "call_method", "call_module"))
@@ -220,13 +275,28 @@ class GraphDumper:
 
     # ------------------------------------------------------------------ AOTAutograd's graphs
 
-    def _wrap_compiler(self, kind: str, compiler: Callable[..., Any]) -> Callable[..., Any]:
-        stack = self._context.stack
-        if not self.active or not stack:
+    def _aot_call(self, module: Any, call: Callable[[], Any]) -> Any:
+        """AOTAutograd's compile of ``module``: the graphs it traces belong to the graph or
+        piece the module is."""
+        target = self._compiling(module) if self.active else None
+        if target is None:
+            self._context.pre_grad = None
+            return call()
+        graph, prefix = target
+        self._flush_pre_grad(graph, prefix)
+        self._context.stack.append((graph, "aot", prefix))
+        try:
+            return call()
+        finally:
+            self._context.stack.pop()
+
+    def _wrap_compiler(self, kind: str, compiler: Callable[..., Any], module: Any) -> Callable[..., Any]:
+        target = self._compiling(module)
+        if not self.active or target is None:
             return compiler
-        graph = stack[-1][0]
+        graph, prefix = target
         phase = "backward" if kind == "bw_compiler" else "forward"
-        stage = "aot_backward" if phase == "backward" else "aot_forward"
+        stage = prefix + ("aot_backward" if phase == "backward" else "aot_forward")
         dumper = self
 
         def compile_graph(gm: Any, example_inputs: Any, *args: Any, **kwargs: Any) -> Any:
@@ -238,7 +308,7 @@ class GraphDumper:
                 dumper._write_module(graph, stage, gm, example_inputs, run=False)
             except Exception as exc:
                 dumper._warn("could not dump %s of %s: %s" % (stage, graph.name, exc))
-            dumper._context.stack.append((graph, phase))
+            dumper._context.stack.append((graph, phase, prefix))
             try:
                 result = compiler(gm, example_inputs, *args, **kwargs)
             finally:
@@ -263,6 +333,40 @@ class GraphDumper:
         compile_graph.__qualname__ = compile_graph.__name__
         return compile_graph
 
+    def _retitle_pieces(self, graph: _Graph) -> None:
+        """Name each piece in the first line of its files, now that the split graph says
+        which of its modules it is (the line count stays, and with it every line number)."""
+        for stage, file in graph.files.items():
+            if "." not in stage:
+                continue
+            path = self.session.path_of(file)
+            lines = path.read_text(encoding="utf-8").split("\n")
+            title = "# %s: %s." % (graph.name, self._stage_title(graph, stage))
+            if lines and lines[0] != title:
+                self.session.write(file, "\n".join([title] + lines[1:]))
+
+    def _compiling(self, module: Any) -> Optional[Tuple[_Graph, str]]:
+        """(graph, stage prefix) that an AOTAutograd compile of ``module`` belongs to: the
+        graph whose backend call runs now, or the graph a piece compiled later came from."""
+        stack = self._context.stack
+        if stack:
+            graph = stack[-1][0]
+            return graph, graph.stage_prefix(module)
+        with self.session.lock:
+            for graph in self.graphs.values():
+                for ref, piece in graph.pieces:
+                    if ref() is module:
+                        return graph, piece + "."
+        return None
+
+    def _flush_pre_grad(self, graph: _Graph, prefix: str) -> None:
+        text, self._context.pre_grad = self._context.pre_grad, None
+        if text is not None:
+            try:
+                self._write(graph, prefix + "pre_grad", self._header(graph, prefix + "pre_grad", None) + _listing(text))
+            except Exception as exc:
+                self._warn("could not dump %spre_grad of %s: %s" % (prefix, graph.name, exc))
+
     # ------------------------------------------------------------------ structured trace
 
     def _trace(self, record: Any) -> None:
@@ -270,16 +374,24 @@ class GraphDumper:
             return
         key = record.name if record.kind == "artifact" else record.kind
         stage = _TRACE_STAGES.get(key)
-        if stage is None or record.payload is None or not self._context.stack:
+        if stage is None or record.payload is None:
             return
-        graph, phase = self._context.stack[-1]
+        if stage == "pre_grad" and (not self._context.stack or self._context.stack[-1][1] is None):
+            # Inductor's pre-grad passes may run before AOTAutograd is called with the
+            # module: which graph or piece it is becomes known then.
+            self._context.pre_grad = record.payload
+            return
+        if not self._context.stack:
+            return
+        graph, phase, prefix = self._context.stack[-1]
         if phase == "backward":
             stage = _BACKWARD_STAGES.get(stage, stage)
-        elif stage in ("aot_forward", "aot_backward") and stage in graph.files:
+        elif stage in ("aot_forward", "aot_backward") and prefix + stage in graph.files:
             return  # already written from the module itself
+        stage = prefix + stage
         try:
             text = record.payload
-            if stage.startswith("inductor"):
+            if stage.split(".")[-1].startswith("inductor"):
                 path = record.metadata.get("file_path") or record.metadata.get("filename")
                 header = self._header(graph, stage, None)
                 self._write(graph, stage, header + text)
@@ -351,7 +463,7 @@ class GraphDumper:
 
     def _header(self, graph: _Graph, stage: str, inputs: Optional[List[Tuple[str, str, Optional[str]]]]) -> str:
         lines = [
-            "# %s: %s." % (graph.name, _STAGE_TITLES.get(stage, stage)),
+            "# %s: %s." % (graph.name, self._stage_title(graph, stage)),
             "# Backend %s; compile %s of %s." % (graph.backend, graph.compile_id or "?", graph.source or "?"),
         ]
         if inputs:
@@ -362,6 +474,15 @@ class GraphDumper:
             for label, shape, name in shown:
                 lines.append(("#   %s: %s" % (label.ljust(width), shape.ljust(12) + "  " + name)).rstrip())
         return "\n".join(lines) + "\n\n"
+
+    @staticmethod
+    def _stage_title(graph: _Graph, stage: str) -> str:
+        piece, _, base = stage.rpartition(".")
+        title = _STAGE_TITLES.get(base, base)
+        if not piece:
+            return title
+        name = graph.piece_names.get(piece)
+        return "%s of the split graph%s: %s" % (piece.replace("_", " "), " (%s)" % name if name else "", title)
 
     def _write(self, graph: _Graph, stage: str, text: str) -> Any:
         name = graph_file(graph.name, stage)

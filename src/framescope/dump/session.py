@@ -326,7 +326,7 @@ def _remove_stale(folder: Path) -> None:
 def is_dump_file(name: str) -> bool:
     """Whether a file name is one framescope.dump writes (index, transformed, full code, graphs)."""
     return name in ("index.json", "index.md") or re.fullmatch(
-        r"(__transformed_code_\d+_for_\w+|full_code_for_\w+|__compiled_fn_\d+\.\w+)\.py", name
+        r"(__transformed_code_\d+_for_\w+|full_code_for_\w+|__compiled_fn_\d+(\.piece_\d+)?\.\w+)\.py", name
     ) is not None or re.fullmatch(r"__transformed_code_\d+_for_\w+\.py\.\w+_bytecode", name) is not None
 
 
