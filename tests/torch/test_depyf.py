@@ -424,4 +424,7 @@ def test_vllm_shaped_two_ranks_enter_prepare_debug_by_hand(tmp_path):
         for graph in index["graphs"]:
             pieces = [piece["piece"] for piece in graph["pieces"]]
             assert len(pieces) >= 2
-            assert graph["runs_from_file"] == ["%s.inductor" % piece for piece in pieces] + ["split"]
+            # (Inductor writes no code for a piece it reduces to an alias of its input: rank 0's "* 1".)
+            coded = [piece for piece in pieces if "%s.inductor" % piece in graph["files"]]
+            assert len(coded) >= 2
+            assert graph["runs_from_file"] == ["%s.inductor" % piece for piece in coded] + ["split"]

@@ -367,6 +367,15 @@ def test_every_piece_of_a_split_graph_is_dumped_and_runs_from_its_file(run_pytho
         assert calls and calls <= ran, name  # each piece's call() ran from its own file
     split = lines_with(dump, "__compiled_fn_1.split.py", "self.submod_")
     assert len(split) == 3 and split <= ran
+    # The report shows the pieces under their graph, piece by piece.
+    from framescope.report import load_dump, write_report
+
+    report_graph = load_dump(str(dump)).graph("__compiled_fn_1")
+    assert list(report_graph.files)[:2] == ["dynamo", "split"]
+    assert list(report_graph.files)[2:] == ["piece_%d.%s" % (k, stage) for k in (1, 2, 3) for stage in piece_stages]
+    write_report(load_dump(str(dump)), str(tmp_path / "report"))
+    page = (tmp_path / "report" / "graph___compiled_fn_1.html").read_text()
+    assert page.count("piece 2 (submod_1): ") == len(piece_stages)
 
 
 # --------------------------------------------------------------------------- events

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 FORMAT = "framescope-dump/1"
 
@@ -93,8 +93,11 @@ class Graph:
     ops: Optional[int] = None
     #: Shapes and dtypes of the example inputs, e.g. "f32[4]".
     inputs: List[str] = field(default_factory=list)
-    #: Dump file per stage (keys from :data:`STAGES`, others kept in the order given).
+    #: Dump file per stage: keys from :data:`STAGES` in that order, other stages of the graph,
+    #: then each piece's (``piece_<k>.<stage>``) of a graph a backend split, piece by piece.
     files: Dict[str, str] = field(default_factory=dict)
+    #: Of a graph a backend split: "piece_<k>" -> its module in the split graph ("submod_0").
+    pieces: Dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -320,6 +323,8 @@ class _Reader:
             ops=self.get(obj, "ops", int, None, where),
             inputs=self.strings(obj, "inputs", where),
             files=_in_stage_order(files),
+            pieces={piece["piece"]: piece["module"] for piece in self.objects(obj, "pieces", where)
+                    if isinstance(piece.get("piece"), str) and isinstance(piece.get("module"), str)},
         )
 
     def graph_break(self, obj: Dict[str, Any], where: str) -> GraphBreak:
@@ -344,5 +349,12 @@ class _Reader:
 
 
 def _in_stage_order(files: Dict[str, str]) -> Dict[str, str]:
-    known = [(stage, files[stage]) for stage in STAGES if stage in files]
-    return dict(known + [(stage, name) for stage, name in files.items() if stage not in STAGES])
+    def key(item: Tuple[int, str]) -> Tuple[int, int, int]:
+        position, stage = item
+        piece, _, base = stage.rpartition(".")
+        number = int(piece[len("piece_"):]) if piece.startswith("piece_") and piece[6:].isdigit() else 0
+        order = STAGES.index(base) if base in STAGES else len(STAGES)
+        return number, order, position
+
+    ordered = sorted(enumerate(files), key=key)
+    return {stage: files[stage] for _position, stage in ordered}

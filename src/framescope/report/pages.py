@@ -22,7 +22,20 @@ STAGE_TITLES = {
     "pre_grad": "Inductor pre-grad graph",
     "post_grad": "Inductor post-grad graph",
     "inductor": "Inductor output code (kernels)",
+    "post_grad_backward": "Inductor post-grad graph, backward",
+    "inductor_backward": "Inductor output code (kernels), backward",
+    "split": "Split graph (calls the pieces)",
 }
+
+
+def stage_title(graph: Graph, stage: str) -> str:
+    """A stage's heading; a piece's stage (``piece_2.inductor``) names the piece."""
+    piece, _, base = stage.rpartition(".")
+    title = STAGE_TITLES.get(base, base)
+    if not piece:
+        return title
+    module = graph.pieces.get(piece)
+    return "%s%s: %s" % (piece.replace("_", " "), " (%s)" % module if module else "", title)
 
 
 def write_report(dump: Dump, out: str) -> str:
@@ -255,7 +268,7 @@ def graph_page(site: Site, graph: Graph) -> str:
     for stage, name in graph.files.items():
         prefix = "stage-%s-" % safe_name(stage)
         body.append('<section class="stage" id="stage-%s"><h2>%s</h2>%s</section>' % (
-            safe_name(stage), esc(STAGE_TITLES.get(stage, stage)), site.dump_code(name, anchors=prefix)))
+            safe_name(stage), esc(stage_title(graph, stage)), site.dump_code(name, anchors=prefix)))
     if not graph.files:
         body.append("<p>No files were dumped for this graph.</p>")
     return page(graph.name, nav(site, esc(graph.name)), "\n".join(body))
