@@ -421,6 +421,17 @@ def test_graph_breaks_and_recompiles_name_the_user_lines(run_python, tmp_path):
     assert breaks[0]["reason"].startswith("Failed to trace builtin operator: ")
     assert "`print`" in breaks[0]["reason"]
     assert breaks[1]["reason"].startswith("Call to `torch._dynamo.graph_break()`")
+    # torch's graph-break codes, as torch's registry has them (where this torch has one), with
+    # torch's hints.
+    registry_file = Path(torch._dynamo.__file__).parent / "graph_break_registry.json"
+    registry = json.loads(registry_file.read_text()) if registry_file.exists() else {}
+    for brk, kind in zip(breaks, ("Failed to trace builtin operator", "Call to `torch._dynamo.graph_break()`")):
+        if not registry:
+            assert brk["gb_code"] is None
+            continue
+        assert re.fullmatch(r"GB\d{4}", brk["gb_code"]) and registry[brk["gb_code"]][0]["Gb_type"] == kind
+        assert brk["docs"].startswith("https://") and brk["docs"].endswith("/%s.html" % brk["gb_code"].lower())
+    assert any("`print`" in hint for hint in breaks[0]["hints"])
 
     recompiles = index["recompiles"]
     assert [(r["frame"], r["entry"], r["reason"], r["lineno"], r["source_line"].strip()) for r in recompiles] == [

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -139,7 +140,9 @@ def test_summary_names_each_graph_break_with_its_reason_and_line(ran):
     resume1, resume2 = "torch_dynamo_resume_in_f_at_%d" % first, "torch_dynamo_resume_in_f_at_%d" % second
     start = next(i for i, line in enumerate(lines) if line.startswith("  prog.py:%d in f" % first))
     assert "`print`" in lines[start]
+    assert re.search(r": (\[GB\d{4}\] )?Failed to trace builtin operator: ", lines[start]), lines[start]
     assert lines[start + 1:start + 3] == ['      print("break one", mode)', "      continues in " + resume1]
+    assert lines[start + 3].startswith("      hint: ") and "`print`" in lines[start + 3]  # torch's hints
     start = next(i for i, line in enumerate(lines) if line.startswith("  prog.py:%d in %s" % (second, resume1)))
     assert "torch._dynamo.graph_break()" in lines[start]
     assert lines[start + 1:start + 3] == ["      torch._dynamo.graph_break()", "      continues in " + resume2]

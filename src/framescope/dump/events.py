@@ -30,6 +30,9 @@ _GUARD_COMMENT = re.compile(r"\s{2,}# .*?(?=; |$)", re.M)
 # ... whose last part names where the guarded value is used: "# prog.py:31 in f".
 _GUARD_PLACE = re.compile(r"#\s*([^#;\n]+?):(\d+) in [^\s;]+")
 _RESUME_NAME = re.compile(r"^torch_dynamo_resume_in_(.+)_at_\d+$")
+# torch 2.8+ ends a break's reason with the page of its graph-break code: ".../gb/gb0059.html".
+_BREAK_CODE = re.compile(r"(https?://\S+)?/gb/gb(\d{4})\.html")
+_HINT = re.compile(r"^\s*Hint: (.+)$", re.M)
 
 
 def parse_graph_break(text: str) -> Dict[str, Any]:
@@ -45,7 +48,15 @@ def parse_graph_break(text: str) -> Dict[str, Any]:
         frames = _TRACE_FILE.findall(traceback_text or body)
         if frames:
             filename, lineno = frames[-1][0], int(frames[-1][1])
-    return {"reason": _break_reason(user), "filename": filename, "lineno": lineno}
+    code = _BREAK_CODE.search(user)
+    return {
+        "reason": _break_reason(user),
+        "filename": filename,
+        "lineno": lineno,
+        "gb_code": "GB" + code.group(2) if code else None,
+        "docs": code.group(0) if code and code.group(1) else None,
+        "hints": [hint.strip() for hint in _HINT.findall(user)],
+    }
 
 
 def _break_reason(text: str) -> str:
@@ -137,6 +148,9 @@ class EventRecorder:
                 "frame": None,
                 "compile_id": record.compile_id,
                 "reason": found["reason"],
+                "gb_code": found["gb_code"],
+                "docs": found["docs"],
+                "hints": found["hints"],
                 "filename": found["filename"],
                 "lineno": found["lineno"],
                 "source_line": _source_line(found["filename"], found["lineno"]),

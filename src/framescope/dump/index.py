@@ -10,7 +10,8 @@ index.json (``"format": "framescope-dump/1"``)::
                               "compile_time_s", "recompile_reason", "bytecode_files"}]}],
      "graphs": [{"name", "torch_name", "frame", "entry", "compile_id", "backend", "nodes",
                  "ops", "inputs", "files", "runs_from_file", "pieces"}],
-     "graph_breaks": [{"frame", "reason", "filename", "lineno", "source_line", "resume"}],
+     "graph_breaks": [{"frame", "reason", "gb_code", "docs", "hints", "filename", "lineno", "source_line",
+                       "resume"}],
      "recompiles": [{"frame", "entry", "reason", "filename", "lineno", "source_line"}],
      "warnings": [str]}
 

@@ -108,6 +108,12 @@ class GraphBreak:
     frame: Optional[str] = None
     #: torch's explanation.
     reason: str = ""
+    #: torch's graph-break code ("GB0059"; torch 2.8+), None where torch gave none.
+    gb_code: Optional[str] = None
+    #: The page of torch's documentation for that code.
+    docs: Optional[str] = None
+    #: torch's hints on how to avoid the break, in its words.
+    hints: List[str] = field(default_factory=list)
     #: The user's file and line of the break.
     filename: Optional[str] = None
     lineno: Optional[int] = None
@@ -331,6 +337,9 @@ class _Reader:
         return GraphBreak(
             frame=self.get(obj, "frame", str, None, where),
             reason=self.get(obj, "reason", str, "", where),
+            gb_code=self.get(obj, "gb_code", str, None, where),
+            docs=self.get(obj, "docs", str, None, where),
+            hints=self.strings(obj, "hints", where),
             filename=self.get(obj, "filename", str, None, where),
             lineno=self.get(obj, "lineno", int, None, where),
             source_line=self.get(obj, "source_line", str, None, where),

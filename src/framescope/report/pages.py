@@ -135,17 +135,33 @@ def recompiles_section(site: Site) -> str:
     return '<section id="recompiles"><h2>Recompiles</h2><ol>%s</ol></section>' % "".join(items)
 
 
+def break_code(brk: GraphBreak) -> str:
+    """torch's graph-break code, linked to its page, before the summary; "" without one."""
+    if not brk.gb_code:
+        return ""
+    if brk.docs and brk.docs.startswith(("https://", "http://")):
+        return '<a class="gb-code" href="%s"><code>%s</code></a> ' % (esc(brk.docs), esc(brk.gb_code))
+    return '<code class="gb-code">%s</code> ' % esc(brk.gb_code)
+
+
+def break_hints(brk: GraphBreak) -> str:
+    if not brk.hints:
+        return ""
+    return '<ul class="hints">%s</ul>' % "".join("<li>hint: %s</li>" % esc(hint) for hint in brk.hints)
+
+
 def breaks_section(site: Site, breaks) -> str:
     items = []
     for brk, count in breaks:
         text = user_line(brk.filename, brk.lineno, brk.source_line)
-        items.append('<li>%s in %s%s: %s%s%s<details><summary>torch\'s explanation</summary>'
+        items.append('<li>%s in %s%s: %s%s%s%s%s<details><summary>torch\'s explanation</summary>'
                      '<pre class="reason">%s</pre></details></li>' % (
                          site.source_link(brk.filename, brk.lineno, brk.frame), site.frame_link(brk.frame),
-                         " (in %d compiles)" % count if count > 1 else "", esc(break_summary(brk.reason)),
+                         " (in %d compiles)" % count if count > 1 else "", break_code(brk),
+                         esc(break_summary(brk.reason)),
                          ' <br><code class="user-line">%s</code>' % esc(text) if text else "",
                          "<br>continues in %s" % site.frame_link(brk.resume) if brk.resume else "",
-                         esc(brk.reason)))
+                         break_hints(brk), esc(brk.reason)))
     if not items:
         return '<section id="graph-breaks"><h2>Graph breaks</h2><p>None.</p></section>'
     return '<section id="graph-breaks"><h2>Graph breaks</h2><ol>%s</ol></section>' % "".join(items)
@@ -189,10 +205,11 @@ def frame_page(site: Site, frame: Frame) -> str:
             '<div class="entries">%s</div></div>' % (
                 original_source(site, frame, breaks), "".join(entry_section(site, frame, e) for e in frame.entries))]
     if breaks:
-        items = "".join('<li id="break-%d">%s%s: %s%s<pre class="reason">%s</pre></li>' % (
+        items = "".join('<li id="break-%d">%s%s: %s%s%s%s<pre class="reason">%s</pre></li>' % (
             number, site.source_link(brk.filename, brk.lineno, frame.id),
-            " (in %d compiles)" % count if count > 1 else "", esc(break_summary(brk.reason)),
-            "<br>continues in %s" % site.frame_link(brk.resume) if brk.resume else "", esc(brk.reason))
+            " (in %d compiles)" % count if count > 1 else "", break_code(brk), esc(break_summary(brk.reason)),
+            "<br>continues in %s" % site.frame_link(brk.resume) if brk.resume else "", break_hints(brk),
+            esc(brk.reason))
             for number, (brk, count) in enumerate(breaks))
         body.append('<section id="graph-breaks"><h2>Graph breaks</h2><ol>%s</ol></section>' % items)
     if frame.full_code:

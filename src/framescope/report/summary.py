@@ -74,14 +74,19 @@ def format_summary(dump: Dump, report: Optional[str] = None) -> str:
         out += ["", "graph breaks:"]
         for brk, count in breaks:
             frame = dump.frame(brk.frame)
-            out.append("  %s%s%s: %s" % (
+            out.append("  %s%s%s: %s%s" % (
                 where(brk.filename, brk.lineno), " in " + frame.qualname if frame else "",
-                " (%d compiles)" % count if count > 1 else "", break_summary(brk.reason)))
+                " (%d compiles)" % count if count > 1 else "", "[%s] " % brk.gb_code if brk.gb_code else "",
+                break_summary(brk.reason)))
             text = user_line(brk.filename, brk.lineno, brk.source_line)
             if text:
                 out.append("      " + text)
-            if brk.resume:
+            if brk.resume and dump.frame(brk.resume) is not None:
                 out.append("      continues in " + brk.resume)
+            elif brk.resume:
+                out.append("      the rest of the frame ran without torch.compile (its resume function "
+                           "%s was never compiled)" % brk.resume)
+            out += ["      hint: " + hint for hint in brk.hints]
     if dump.graphs:
         out += ["", "graphs:"]
         width = max(len(graph.name) for graph in dump.graphs)
