@@ -602,6 +602,11 @@ def test_parse_graph_break():
         Failed to trace builtin operator
           Explanation: Dynamo does not know how to trace builtin operator `print`
           Hint: Avoid calling builtin `print`.
+          Hint: Please report an issue to PyTorch.
+
+          Developer debug context: builtin print False
+
+         For more details about this graph break, please visit: https://example.org/site/gb/gb0059.html
 
         User code traceback:
           File "/tmp/prog.py", line 18, in f
@@ -615,4 +620,10 @@ def test_parse_graph_break():
         "reason": "Failed to trace builtin operator: Dynamo does not know how to trace builtin operator `print`",
         "filename": "/tmp/prog.py",
         "lineno": 18,
+        "gb_code": "GB0059",
+        "docs": "https://example.org/site/gb/gb0059.html",
+        "hints": ["Avoid calling builtin `print`.", "Please report an issue to PyTorch."],
     }
+    # A torch without graph-break codes (or hints) gives none.
+    bare = events.parse_graph_break("Graph break in user code at /tmp/prog.py:3\nGraph Break Reason: Unsupported")
+    assert (bare["gb_code"], bare["docs"], bare["hints"]) == (None, None, [])
