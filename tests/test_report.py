@@ -395,3 +395,25 @@ def test_report_in_headless_chromium(dump_dir):
         assert driver.execute_script("return document.querySelectorAll('b, script').length") == 0
     finally:
         driver.quit()
+
+
+def test_graph_break_codes_link_to_torchs_page_with_the_hints(dump_dir, tmp_path):
+    def add_codes(data):
+        for brk in data["graph_breaks"]:
+            if brk["lineno"] == 13:
+                brk.update(gb_code="GB0059", docs="https://example.org/gb/gb0059.html",
+                           hints=["Avoid `print` " + NASTY])
+            else:
+                brk.update(gb_code="GB0025", docs="javascript:alert(1)", hints=[])
+
+    edit_index(dump_dir, add_codes)
+    dump = load_dump(str(dump_dir))
+    lines = format_summary(dump).splitlines()
+    first = next(i for i, line in enumerate(lines) if ":13 in f (4 compiles): " in line)
+    assert "prog.py:13 in f (4 compiles): [GB0059] Failed to trace builtin operator" in lines[first]
+    assert lines[first + 3] == "      hint: Avoid `print` " + NASTY
+    out = write_report(dump, str(tmp_path / "report"))
+    page = (Path(out).parent / "index.html").read_text()
+    assert '<a class="gb-code" href="https://example.org/gb/gb0059.html"><code>GB0059</code></a>' in page
+    assert '<code class="gb-code">GB0025</code>' in page and "javascript:" not in page  # no link but http(s)
+    assert "<li>hint: Avoid `print` &lt;/script&gt;&lt;b&gt;</li>" in page
