@@ -495,10 +495,10 @@ def compiling_globals() -> Optional[Dict[str, object]]:
     return _compiling_argument("globals")
 
 
-def compiling_locals() -> Optional[Dict[str, object]]:
+def compiling_locals(feature: str = DUMP) -> Optional[Dict[str, object]]:
     """The local variables of the frame being compiled, as the frame started, from inside a
-    bytecode hook; None if not found."""
-    require(DEPYF_DISPATCH)
+    bytecode hook or a compile-start callback; None if not found."""
+    require(feature)
     return _compiling_argument("locals")
 
 

@@ -454,6 +454,60 @@ def test_graph_breaks_and_recompiles_name_the_user_lines(run_python, tmp_path):
     assert index["warnings"] == []
 
 
+RECOMPILE_LIMIT = '''
+torch._dynamo.config.recompile_limit = 3
+
+@torch.compile(backend="eager", dynamic=False)
+def scale(x, k):
+    return x * k
+
+with framescope.dump(DUMP):
+    outs = [scale(torch.ones(2), k) for k in range(5)]
+    @torch.compile(backend="eager", dynamic=False)
+    def grow(x):
+        return x + 1
+    grow(torch.ones(2))
+    grow(torch.ones(3))
+report(same=all(torch.equal(out, torch.ones(2) * k) for k, out in enumerate(outs)))
+'''
+
+
+@pytest.mark.needs_subprocess
+def test_recompiles_show_the_values_and_the_recompile_limit(run_python, tmp_path, monkeypatch):
+    from framescope.report import format_summary, load_dump
+
+    monkeypatch.chdir(tmp_path)  # the summary names files relative to the current folder
+
+    result = run_program(run_python, tmp_path, RECOMPILE_LIMIT)
+    index = result["index"]
+    assert result["same"]
+    scale = next(frame for frame in index["frames"] if frame["id"] == "scale")
+    assert [entry["arguments"]["k"] for entry in scale["entries"]] == [
+        {"type": "int", "value": str(k)} for k in range(3)]
+    assert scale["entries"][0]["arguments"]["x"] == {"type": "Tensor", "value": "f32[2]"}
+    limited = [r for r in index["recompiles"] if r["limit"]]
+    assert len(limited) == 1 and limited[0]["frame"] == "scale" and limited[0]["entry"] is None
+    assert limited[0]["limit"] == {"name": "recompile_limit", "value": 3}
+    lines = format_summary(load_dump(str(result["dump"]))).splitlines()
+    line = program_line(tmp_path, "return x * k")
+    second = lines.index("  scale, entry 2 (compile 0/2): guard failed: k == 1")
+    assert lines[second + 1:second + 3] == ["      prog.py:%d: return x * k" % line,
+                                            "      called with k = 2; compiled for k = 0, 1"]
+    assert lines[second + 3].startswith("      suggestion: k is a Python int and each new value compiles again")
+    limit = lines.index("  scale: torch.compile's recompile_limit (3) was reached: guard failed: k == 2")
+    assert lines[limit + 2] == "      from now on, calls of scale that no cache entry accepts run without torch.compile"
+    size = next(i for i, text in enumerate(lines) if text.startswith("  grow, entry 1 (compile 1/1): guard failed: "))
+    assert "size mismatch" in lines[size] or "size()" in lines[size], lines[size]
+    assert lines[size + 2] == "      called with x = f32[3]; compiled for x = f32[2]"
+    assert lines[size + 3].startswith("      suggestion: the shape of x changed: mark the dimension dynamic")
+    # The report's recompiles say the same.
+    from framescope.report import write_report
+
+    page = Path(write_report(load_dump(str(result["dump"])), str(tmp_path / "report"))).read_text()
+    assert '<li class="argument">called with k = 2; compiled for k = 0, 1<br><span class="suggestion">' in page
+    assert "<code>recompile_limit</code> (3) was reached: from now on, calls that no cache entry accepts" in page
+
+
 @pytest.mark.needs_subprocess
 def test_file_names_are_the_same_in_every_run(run_python, tmp_path):
     # A fresh process, and one that runs the program twice (as pdb restarts it), each run

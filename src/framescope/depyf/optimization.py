@@ -75,7 +75,7 @@ class TorchCompileWrapperWithCustomDispatcher:
         frame compiled was this object's."""
         from framescope import torch_internals
 
-        frame_locals = torch_internals.compiling_locals()
+        frame_locals = torch_internals.compiling_locals(torch_internals.DEPYF_DISPATCH)
         if frame_locals is not None and frame_locals.get("self") is self:
             self.compiled_codes.append(new_code)
 

@@ -59,8 +59,17 @@ class Capture:
         try:
             with self.session.lock:
                 self.read_guards()
+                self.note_arguments()
         except Exception as exc:
             self.session.warn("internal error while reading guards: %s: %s" % (type(exc).__name__, exc))
+
+    def note_arguments(self) -> None:
+        """What the frame being compiled was called with, on the entry the compile makes: a
+        recompile's report shows the values its failed guard checked."""
+        compile_id = torch_internals.current_compile_id()
+        frame_locals = torch_internals.compiling_locals()
+        if compile_id is not None and frame_locals is not None:
+            self.session.update_entry(compile_id, arguments=naming.describe_values(frame_locals))
 
     # ------------------------------------------------------------------ one compile
 

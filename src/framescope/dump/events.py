@@ -33,6 +33,10 @@ _RESUME_NAME = re.compile(r"^torch_dynamo_resume_in_(.+)_at_\d+$")
 # torch 2.8+ ends a break's reason with the page of its graph-break code: ".../gb/gb0059.html".
 _BREAK_CODE = re.compile(r"(https?://\S+)?/gb/gb(\d{4})\.html")
 _HINT = re.compile(r"^\s*Hint: (.+)$", re.M)
+# A compile refused because the frame has too many entries (torch's fail_reason).
+_LIMIT_HIT = re.compile(r"recompile[_ ]limit|cache[_ ]size[_ ]limit|accumulated_recompile_limit", re.I)
+_LIMIT_NAME = re.compile(r"Limit type: (\w+)")
+_LIMIT_VALUE = re.compile(r"currently set to (\d+)")
 
 
 def parse_graph_break(text: str) -> Dict[str, Any]:
@@ -93,6 +97,17 @@ def parse_recompile_reason(text: str) -> Dict[str, Any]:
         if place:
             filename, lineno = place.group(1).strip(), int(place.group(2))
     return {"reason": reason, "filename": filename, "lineno": lineno}
+
+
+def recompile_limit(fail_reason: Optional[str]) -> Optional[Dict[str, Any]]:
+    """``{"name": "recompile_limit", "value": 8}`` when a compile failed because its frame
+    reached torch's limit on cache entries (the value None where torch does not say it);
+    None for any other outcome."""
+    if not fail_reason or not _LIMIT_HIT.search(fail_reason):
+        return None
+    name = _LIMIT_NAME.search(fail_reason)
+    value = _LIMIT_VALUE.search(fail_reason)
+    return {"name": name.group(1) if name else "recompile_limit", "value": int(value.group(1)) if value else None}
 
 
 def _source_line(filename: Optional[str], lineno: Optional[int]) -> Optional[str]:
@@ -172,6 +187,7 @@ class EventRecorder:
         if metrics.get("graph_op_count") is not None:
             fields["op_count"] = metrics["graph_op_count"]
         reason_text = metrics.get("recompile_reason")
+        limit = recompile_limit(metrics.get("fail_reason"))
         if reason_text:
             found = parse_recompile_reason(reason_text)
             if found["filename"] and code[1] and code[1] != found["filename"] and code[1].endswith(found["filename"]):
@@ -191,6 +207,8 @@ class EventRecorder:
                     "filename": found["filename"],
                     "lineno": found["lineno"],
                     "source_line": _source_line(found["filename"], found["lineno"]),
+                    # The recompile was refused: the frame hit torch's limit on entries.
+                    "limit": limit,
                 }
             )
         if fields:

@@ -7,12 +7,14 @@ index.json (``"format": "framescope-dump/1"``)::
                  "resume_line", "full_code",
                  "entries": [{"index", "compile_id", "file", "decompiled", "fallback_reason",
                               "guard_function", "guard", "graphs", "calls_resume",
-                              "compile_time_s", "recompile_reason", "bytecode_files"}]}],
+                              "compile_time_s", "recompile_reason", "bytecode_files",
+                              "arguments"}]}],
      "graphs": [{"name", "torch_name", "frame", "entry", "compile_id", "backend", "nodes",
                  "ops", "inputs", "files", "runs_from_file", "pieces"}],
      "graph_breaks": [{"frame", "reason", "gb_code", "docs", "hints", "filename", "lineno", "source_line",
                        "resume"}],
-     "recompiles": [{"frame", "entry", "reason", "filename", "lineno", "source_line"}],
+     "recompiles": [{"frame", "entry", "compile_id", "reason", "filename", "lineno", "source_line",
+                     "limit", "arguments"}],
      "warnings": [str]}
 
 Readers must ignore fields they do not know; fields may be added.

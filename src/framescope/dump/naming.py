@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import gc
 import re
+import sys
 import types
-from typing import Mapping, Optional, Set
+from typing import Dict, Mapping, Optional, Set
 
 # torch names each compiled graph ``__compiled_fn_<n>`` and, since 2.13, appends a random uuid;
 # <n> comes from a counter of the whole process.
@@ -33,6 +34,31 @@ def qualname(code: types.CodeType) -> str:
         if isinstance(holder, types.FunctionType) and holder.__code__ is code:
             return holder.__qualname__
     return code.co_name
+
+
+#: Plain values whose repr a dump shows; anything else is shown by its type.
+_SHOWN = (bool, int, float, complex, str, bytes, type(None))
+
+
+def describe_values(values: Mapping[str, object], limit: int = 80) -> Dict[str, Dict[str, str]]:
+    """``{name: {"type": ..., "value": ...}}`` of a frame's arguments, briefly: a tensor as
+    its dtype and shape (``f32[4, 8]``), a number or string by its repr (cut at ``limit``),
+    anything else by its type only. Reads nothing that could run user code."""
+    torch = sys.modules.get("torch")
+    described = {}
+    for name, value in values.items():
+        kind = type(value)
+        if torch is not None and isinstance(value, torch.Tensor):
+            from framescope.dump.graphs import shape_text
+
+            text = shape_text(value)
+        elif kind in _SHOWN:
+            text = repr(value)
+            text = text if len(text) <= limit else text[:limit - 3] + "..."
+        else:
+            text = "<%s>" % kind.__qualname__
+        described[str(name)] = {"type": kind.__qualname__, "value": text}
+    return described
 
 
 def sanitise(name: str) -> str:

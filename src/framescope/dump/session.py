@@ -295,7 +295,23 @@ class DumpSession:
                         out["frame"] = found[0]["id"]
                     if out.get("entry") is None:
                         out["entry"] = found[1]["index"]
+                else:
+                    self._resolve_without_entry(out, str(compile_id))
             return out
+
+    def _resolve_without_entry(self, out: Dict[str, Any], compile_id: str) -> None:
+        """A compile that made no cache entry (refused at the recompile limit, or nothing
+        to compile): its frame is the one torch's other compiles of that frame number made,
+        and what the frame was called with is kept with the record."""
+        if out.get("frame") is None:
+            number = compile_id.split("/")[0]
+            for other, (frame, _entry) in self._by_compile_id.items():
+                if other.split("/")[0] == number:
+                    out["frame"] = frame["id"]
+                    break
+        arguments = self._early_fields.get(compile_id, {}).get("arguments")
+        if arguments is not None and "arguments" not in out:
+            out["arguments"] = arguments
 
     def save(self) -> None:
         """Write index.json and index.md (each atomically)."""

@@ -49,6 +49,9 @@ class Entry:
     compile_time_s: Optional[float] = None
     #: For entries after the first: why the earlier entries' guards failed, as torch states it.
     recompile_reason: Optional[str] = None
+    #: What the frame was called with when this entry was compiled: name -> {"type", "value"}
+    #: (a tensor's value is its dtype and shape, ``f32[4, 8]``; other objects' is their type).
+    arguments: Dict[str, Dict[str, str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -137,6 +140,15 @@ class Recompile:
     filename: Optional[str] = None
     lineno: Optional[int] = None
     source_line: Optional[str] = None
+    #: torch's id of the compile.
+    compile_id: Optional[str] = None
+    #: For a compile that made no cache entry: what the frame was called with (as
+    #: :attr:`Entry.arguments`).
+    arguments: Dict[str, Dict[str, str]] = field(default_factory=dict)
+    #: Set when torch refused the recompile because the frame reached its limit on cache
+    #: entries: the limit's config name ("recompile_limit") and value (None if not given).
+    limit_name: Optional[str] = None
+    limit_value: Optional[int] = None
 
 
 @dataclass
@@ -311,7 +323,13 @@ class _Reader:
             calls_resume=self.strings(obj, "calls_resume", where),
             compile_time_s=self.get(obj, "compile_time_s", float, None, where),
             recompile_reason=self.get(obj, "recompile_reason", str, None, where),
+            arguments=self.arguments(obj, where),
         )
+
+    def arguments(self, obj: Dict[str, Any], where: str) -> Dict[str, Dict[str, str]]:
+        found = self.get(obj, "arguments", dict, {}, where)
+        return {str(name): {"type": str(value.get("type", "")), "value": str(value.get("value", ""))}
+                for name, value in found.items() if isinstance(value, dict)}
 
     def graph(self, obj: Dict[str, Any], where: str) -> Graph:
         name = self.get(obj, "name", str, None, where)
@@ -347,6 +365,8 @@ class _Reader:
         )
 
     def recompile(self, obj: Dict[str, Any], where: str) -> Recompile:
+        limit = self.get(obj, "limit", dict, {}, where)
+        value = limit.get("value")
         return Recompile(
             frame=self.get(obj, "frame", str, None, where),
             entry=self.get(obj, "entry", int, None, where),
@@ -354,6 +374,10 @@ class _Reader:
             filename=self.get(obj, "filename", str, None, where),
             lineno=self.get(obj, "lineno", int, None, where),
             source_line=self.get(obj, "source_line", str, None, where),
+            compile_id=self.get(obj, "compile_id", str, None, where),
+            arguments=self.arguments(obj, where),
+            limit_name=(str(limit.get("name") or "recompile_limit")) if limit else None,
+            limit_value=value if isinstance(value, int) and not isinstance(value, bool) else None,
         )
 
 

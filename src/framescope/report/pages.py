@@ -12,7 +12,7 @@ from framescope.report.html import (CSS, INDEX, Site, code_block, definition_lis
                                     safe_name)
 from framescope.report.index import Dump, Frame, Graph, GraphBreak
 from framescope.report.readable import break_summary, failed_guards, where
-from framescope.report.summary import compile_time, distinct_breaks, plural, seconds, user_line
+from framescope.report.summary import argument_changes, compile_time, distinct_breaks, plural, seconds, user_line
 
 STAGE_TITLES = {
     "dynamo": "Dynamo FX graph",
@@ -125,11 +125,22 @@ def recompiles_section(site: Site) -> str:
             esc(guard.text), " <small>(guard of compile %s)</small>" % esc(guard.compile_id)
             if guard.compile_id else "") for guard in failed_guards(recompile.reason))
         text = user_line(recompile.filename, recompile.lineno, recompile.source_line)
-        items.append('<li>%s: failed guard<ul>%s</ul>%s%s</li>' % (
-            site.entry_link(recompile.frame, recompile.entry),
+        changes = "".join('<li class="argument">%s%s</li>' % (
+            esc(change.text()), '<br><span class="suggestion">suggestion: %s</span>' % esc(change.advice)
+            if change.advice else "") for change in argument_changes(site.dump, recompile))
+        limit = ""
+        if recompile.limit_name:
+            limit = ('<p class="limit">torch.compile\'s <code>%s</code>%s was reached: from now on, calls that no '
+                     'cache entry accepts run without torch.compile.</p>' % (
+                         esc(recompile.limit_name),
+                         " (%d)" % recompile.limit_value if recompile.limit_value else ""))
+        items.append('<li>%s: failed guard<ul>%s</ul>%s%s%s%s</li>' % (
+            site.entry_link(recompile.frame, recompile.entry) if recompile.entry is not None
+            else site.frame_link(recompile.frame),
             guards or "<li><code>%s</code></li>" % esc(recompile.reason),
             site.source_link(recompile.filename, recompile.lineno, recompile.frame),
-            ' <code class="user-line">%s</code>' % esc(text) if text else ""))
+            ' <code class="user-line">%s</code>' % esc(text) if text else "",
+            '<ul class="arguments">%s</ul>' % changes if changes else "", limit))
     if not items:
         return '<section id="recompiles"><h2>Recompiles</h2><p>None.</p></section>'
     return '<section id="recompiles"><h2>Recompiles</h2><ol>%s</ol></section>' % "".join(items)

@@ -110,3 +110,33 @@ def where(filename: Optional[str], lineno: Optional[int]) -> str:
     except ValueError:  # another drive on Windows
         pass
     return "%s:%s" % (shown, lineno) if lineno else shown
+
+
+# --------------------------------------------------------------------------- recompile advice
+
+NUMBERS = ("int", "float", "complex")
+CONSTANTS = ("str", "bool", "NoneType", "bytes")
+SHAPE_GUARD = re.compile(r"size mismatch|stride mismatch|\.size\(\)|\.stride\(\)|\bsize\(|tensor .* mismatch")
+
+
+def guarded_names(reason: str, names: List[str]) -> List[str]:
+    """The argument names a recompile's failed checks mention, in argument order."""
+    text = " ".join(guard.text for guard in failed_guards(reason)) or reason
+    # A name as code (not inside a string: mode == 'k' names no k), or torch's "tensor 'x' ...".
+    return [name for name in names
+            if re.search(r"(?<![\w.'\"])%s\b|\btensor '%s'" % (re.escape(name), re.escape(name)), text)]
+
+
+def recompile_advice(reason: str, name: str, kind: str) -> Optional[str]:
+    """What to change so that a changing argument stops recompiling, or None."""
+    if kind == "Tensor" or SHAPE_GUARD.search(reason):
+        return ("the shape of %s changed: mark the dimension dynamic (torch._dynamo.mark_dynamic(%s, dim)) "
+                "or compile with dynamic=True" % (name, name))
+    if kind in NUMBERS:
+        return ("%s is a Python %s and each new value compiles again: compile with dynamic=True (the default, "
+                "dynamic=None, does so after the first change; dynamic=False never does), or pass it as a "
+                "tensor" % (name, kind))
+    if kind in CONSTANTS:
+        return ("each value of %s compiles a cache entry of its own: fine for a few values; for more, pass it "
+                "as a tensor or raise torch._dynamo.config.recompile_limit" % name)
+    return None

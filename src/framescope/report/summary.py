@@ -1,10 +1,10 @@
 """The text summary ``framescope run`` prints: frames, recompiles, graph breaks, graphs."""
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, NamedTuple, Optional, Tuple
 
-from framescope.report.index import Dump, Frame, GraphBreak
-from framescope.report.readable import break_summary, guard_summary, where
+from framescope.report.index import Dump, Frame, GraphBreak, Recompile
+from framescope.report.readable import break_summary, guard_summary, guarded_names, recompile_advice, where
 from framescope.report.source import source_line
 
 
@@ -28,6 +28,72 @@ def distinct_breaks(breaks: List[GraphBreak]) -> List[Tuple[GraphBreak, int]]:
         key = (brk.frame, brk.filename, brk.lineno, break_summary(brk.reason))
         counts.setdefault(key, [brk, 0])[1] += 1
     return [(brk, count) for brk, count in counts.values()]
+
+
+def recompile_lines(dump: Dump, recompile: Recompile) -> List[str]:
+    """A recompile: the failed guard, the user's line, the values involved and advice; or a
+    recompile torch refused at its limit, and what that means for the program."""
+    frame = dump.frame(recompile.frame)
+    name = frame.qualname if frame else recompile.frame or "<unknown frame>"
+    entry = next((e for e in frame.entries if e.index == recompile.entry), None) if frame else None
+    if recompile.limit_name:
+        head = "  %s: torch.compile's %s%s was reached: guard failed: %s" % (
+            name, recompile.limit_name, " (%d)" % recompile.limit_value if recompile.limit_value else "",
+            guard_summary(recompile.reason))
+    elif entry is None:
+        head = "  %s%s, which made no cache entry: guard failed: %s" % (
+            name, ", compile %s" % recompile.compile_id if recompile.compile_id else "",
+            guard_summary(recompile.reason))
+    else:
+        head = "  %s, entry %s%s: guard failed: %s" % (
+            name, recompile.entry, " (compile %s)" % entry.compile_id if entry.compile_id else "",
+            guard_summary(recompile.reason))
+    text = user_line(recompile.filename, recompile.lineno, recompile.source_line)
+    lines = [head, "      %s%s" % (where(recompile.filename, recompile.lineno), ": " + text if text else "")]
+    if recompile.limit_name:
+        lines.append("      from now on, calls of %s that no cache entry accepts run without torch.compile" % name)
+    for change in argument_changes(dump, recompile):
+        lines.append("      " + change.text())
+        if change.advice:
+            lines.append("      suggestion: " + change.advice)
+    return lines
+
+
+class ArgumentChange(NamedTuple):
+    """An argument a recompile's failed guard checks: its value then and before."""
+
+    name: str
+    #: The value the call that recompiled passed (None where not known).
+    now: Optional[str]
+    #: The values the earlier entries were compiled for, oldest first, without repeats.
+    before: List[str]
+    #: What to change so that it stops recompiling, or None.
+    advice: Optional[str]
+
+    def text(self) -> str:
+        parts = ["called with %s = %s" % (self.name, self.now)] if self.now is not None else []
+        if self.before:
+            parts.append("compiled for %s = %s" % (self.name, ", ".join(self.before[-5:])))
+        return "; ".join(parts)
+
+
+def argument_changes(dump: Dump, recompile: Recompile) -> List[ArgumentChange]:
+    """The arguments a recompile's failed guard checks, from what the frame was called with."""
+    frame = dump.frame(recompile.frame)
+    if frame is None:
+        return []
+    entry = next((e for e in frame.entries if e.index == recompile.entry), None)
+    earlier = [e for e in frame.entries if recompile.entry is None or e.index < recompile.entry]
+    args = entry.arguments if entry else recompile.arguments
+    known = list(args) or list(dict.fromkeys(name for e in earlier for name in e.arguments))
+    changes = []
+    for name in guarded_names(recompile.reason, known):
+        before = list(dict.fromkeys(e.arguments[name]["value"] for e in earlier if name in e.arguments))
+        now = args.get(name)
+        kind = (now or next((e.arguments[name] for e in earlier if name in e.arguments), {})).get("type", "")
+        changes.append(ArgumentChange(name, now["value"] if now else None, before,
+                                      recompile_advice(recompile.reason, name, kind)))
+    return changes
 
 
 def user_line(filename: Optional[str], lineno: Optional[int], text: Optional[str]) -> Optional[str]:
@@ -62,14 +128,7 @@ def format_summary(dump: Dump, report: Optional[str] = None) -> str:
     if dump.recompiles:
         out += ["", "recompiles:"]
         for recompile in dump.recompiles:
-            frame = dump.frame(recompile.frame)
-            entry = next((e for e in frame.entries if e.index == recompile.entry), None) if frame else None
-            out.append("  %s, entry %s%s: guard failed: %s" % (
-                frame.qualname if frame else recompile.frame, recompile.entry,
-                " (compile %s)" % entry.compile_id if entry and entry.compile_id else "",
-                guard_summary(recompile.reason)))
-            text = user_line(recompile.filename, recompile.lineno, recompile.source_line)
-            out.append("      %s%s" % (where(recompile.filename, recompile.lineno), ": " + text if text else ""))
+            out += recompile_lines(dump, recompile)
     if breaks:
         out += ["", "graph breaks:"]
         for brk, count in breaks:
