@@ -235,17 +235,31 @@ class Assembler:
             self.add("POP_JUMP_IF_TRUE" if when else "POP_JUMP_IF_FALSE", label)
 
     def protected_call(self, argc: int, tag: int) -> None:
-        """A call inside ``try: ... except BaseException: f(tag); raise`` (3.11+), the way
-        Dynamo protects a call inside a ``with`` block; the handler goes to the end."""
+        """A call inside ``try: ... except BaseException: f(tag); raise``, the way Dynamo
+        protects a call inside a ``with`` block (3.10: a SETUP_FINALLY block; 3.11+: an
+        exception-table range); the handler goes to the end."""
         handler = Label()
-        begin = bytecode.TryBegin(handler, push_lasti=False)
-        self.out.append(begin)
-        self.call(argc)
-        self.out.append(bytecode.TryEnd(begin))
+        if PY < (3, 11):
+            self.add("SETUP_FINALLY", handler)
+            self.call(argc)
+            self.add("POP_BLOCK")
+        else:
+            begin = bytecode.TryBegin(handler, push_lasti=False)
+            self.out.append(begin)
+            self.call(argc)
+            self.out.append(bytecode.TryEnd(begin))
         self.handlers.append((handler, tag))
 
     def code(self, name: str, args: List[str]) -> types.CodeType:
         for handler, tag in self.handlers:
+            if PY < (3, 11):  # the six values the interpreter pushes stay; RERAISE takes three
+                self.out.append(handler)
+                self.callable("f")
+                self.const(tag)
+                self.call(1)
+                self.add("POP_TOP")
+                self.add("RERAISE", 0)
+                continue
             cleanup = Label()
             self.out.append(handler)
             begin = bytecode.TryBegin(cleanup, push_lasti=True)
@@ -594,7 +608,7 @@ class Generator:
         frame = model.stack[index]
         argc = len(model.stack) - index - 1
         del model.stack[index:]
-        if PY >= (3, 11) and self.rng.random() < 0.1:
+        if PY >= (3, 10) and self.rng.random() < 0.1:
             self.tags += 1
             self.asm.protected_call(argc, self.tags)
         else:
@@ -1481,7 +1495,7 @@ def test_graph_outputs_are_read_where_they_are_used() -> None:
     assert "__stack_0 = graph_out_0[0]\nf(3)\nreturn __stack_0" in body(decompiled(other))
 
 
-@pytest.mark.skipif(PY < (3, 11), reason="exception tables are 3.11+; the block stack is refused")
+@pytest.mark.skipif(PY < (3, 10), reason="torch.compile (and so Dynamo's code) needs 3.10+")
 def test_a_protected_call_is_a_try_statement() -> None:
     assert body(decompiled("""
         load x
