@@ -435,3 +435,51 @@ def test_recompile_advice_names_the_arguments_a_guard_checks():
     assert "dynamic=True" in recompile_advice("k == 1", "k", "int")
     assert "recompile_limit" in recompile_advice("mode == 'a'", "mode", "str")
     assert recompile_advice("type(o) is the type seen when compiling", "o", "Net") is None
+
+
+def test_explain_ranks_what_to_fix_first(dump_dir, capsys):
+    from framescope.report.explain import explain_record, format_explain
+
+    dump = load_dump(str(dump_dir))
+    text = format_explain(dump).splitlines()
+    assert text[0] == "framescope explain: %s" % dump_dir
+    # The recompiles of f (3 entries' compile time) first, then the breaks by their resume frames' time.
+    firsts = [line for line in text if line[:5] in ("  1. ", "  2. ", "  3. ")]
+    assert firsts[0].startswith("  1. f recompiled 3 times: guard failed: mode == 'tan' ")
+    assert firsts[0].endswith("(0.98 s compiling)")
+    assert firsts[1].startswith("  2. graph break (4 compiles): Failed to trace builtin operator")
+    assert firsts[2].startswith("  3. graph break: Call to `torch._dynamo.graph_break()`")
+    assert "recompiles:" in text and "graph breaks:" in text
+    # The run summary ends with the same three.
+    summary = format_summary(dump).splitlines()
+    top = summary.index("worth fixing first:")
+    assert [line for line in summary[top:] if line[:5] in ("  1. ", "  2. ", "  3. ")] == firsts
+    record = explain_record(dump)
+    assert [f["kind"] for f in record["findings"]] == ["recompiles", "graph_break", "graph_break"]
+    assert record["findings"][0]["cost_s"] == 0.98 and record["findings"][0]["line"] == 'if mode == "sin":'
+    # The command: text, --json, and one line for a folder that is no dump.
+    assert cli.main(["explain", str(dump_dir)]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == text[0]
+    assert cli.main(["explain", str(dump_dir), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == record
+    assert cli.main(["explain", str(dump_dir / "prog.py")]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_explain_puts_a_frame_at_its_recompile_limit_first(dump_dir):
+    from framescope.report.explain import format_explain
+
+    def limit(data):
+        data["recompiles"].append({"frame": "f", "entry": None, "compile_id": "0/4", "reason": "0/3: mode == 'x'",
+                                   "filename": data["recompiles"][0]["filename"], "lineno": 7,
+                                   "limit": {"name": "recompile_limit", "value": 4},
+                                   "arguments": {"mode": {"type": "str", "value": "'y'"}}})
+
+    edit_index(dump_dir, limit)
+    text = format_explain(load_dump(str(dump_dir))).splitlines()
+    first = next(i for i, line in enumerate(text) if line.startswith("  1. "))
+    assert text[first].startswith("  1. f reached torch.compile's recompile_limit (4): calls that no cache entry "
+                                  "accepts run without torch.compile")
+    assert text[first + 2].startswith("     suggestion: each value of mode compiles a cache entry of its own")
+    assert "      called with mode = 'y'; compiled for " not in text  # entries of the fixture have no arguments
+    assert any(line == "      called with mode = 'y'" for line in text)

@@ -85,6 +85,15 @@ def command(argv: Optional[List[str]] = None) -> int:
         epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     report.add_argument("dump", metavar="DIR", help="the dump folder")
     report.add_argument("--out", metavar="HTML_DIR", help="where to write the report (default DIR/report)")
+    explain = commands.add_parser(
+        "explain", help="what to fix first: recompiles and graph breaks of a dump folder, ranked",
+        description="Print what to change in the program that wrote the dump folder DIR, most worth fixing "
+                    "first: frames that reached torch.compile's recompile limit (they run uncompiled for new "
+                    "arguments from then on), recompiles with the values behind them, graph breaks with torch's "
+                    "code and hints; each with its line and a suggestion, ranked by the compile time it cost.",
+        epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    explain.add_argument("dump", metavar="DIR", help="the dump folder")
+    explain.add_argument("--json", action="store_true", help="print the findings as JSON")
     args = parser.parse_args(argv)
     if args.command == "decompile":
         return decompile_command(args.target, args.indent)
@@ -93,6 +102,8 @@ def command(argv: Optional[List[str]] = None) -> int:
         return run_command(program, args.module, out, args.report, args.debug)
     if args.command == "report":
         return report_command(args.dump, args.out)
+    if args.command == "explain":
+        return explain_command(args.dump, args.json)
     parser.print_help()
     return BAD_INPUT
 
@@ -239,6 +250,26 @@ def report_command(folder: str, out: Optional[str]) -> int:
         print("framescope: Pygments is not installed, so code is not highlighted "
               "(pip install 'framescope[report]')", file=sys.stderr)
     print(index)
+    return OK
+
+
+def explain_command(folder: str, as_json: bool) -> int:
+    import json
+
+    from framescope.report.explain import explain_record, format_explain
+    from framescope.report.index import DumpError, dumps_under, load_dump
+
+    try:
+        dumps = [load_dump(folder)] if os.path.isfile(os.path.join(folder, "index.json")) else dumps_under(folder)
+        if not dumps:
+            load_dump(folder)  # raises the one-line reason
+    except DumpError as err:
+        return error(err)
+    if as_json:
+        records = [explain_record(dump) for dump in dumps]
+        print(json.dumps(records[0] if len(records) == 1 else records, indent=1))
+    else:
+        print("\n\n".join(format_explain(dump) for dump in dumps))
     return OK
 
 

@@ -103,64 +103,92 @@ def user_line(filename: Optional[str], lineno: Optional[int], text: Optional[str
 
 def format_summary(dump: Dump, report: Optional[str] = None) -> str:
     """The summary as lines of text (no trailing newline)."""
-    entries = sum(len(frame.entries) for frame in dump.frames)
-    breaks = distinct_breaks(dump.graph_breaks)
-    total = sum(t for t in (compile_time(frame) for frame in dump.frames) if t is not None)
-    out = ["framescope: %s, %s, %s, %s, %s; %.2f s compiling" % (
-        plural(len(dump.frames), "compiled frame"), plural(entries, "cache entry", "cache entries"),
-        plural(len(dump.recompiles), "recompile"), plural(len(breaks), "graph break"),
-        plural(len(dump.graphs), "graph"), total)]
-    if dump.frames:
-        out += ["", "frames:"]
-        width = max(len(frame.qualname) for frame in dump.frames)
-        places = max(len(where(frame.filename, frame.firstlineno)) for frame in dump.frames)
-        for frame in dump.frames:
-            graphs = sum(len(entry.graphs) for entry in frame.entries)
-            line = "  %-*s  %-*s  %s, %s, %s compiling" % (
-                width, frame.qualname, places, where(frame.filename, frame.firstlineno),
-                plural(len(frame.entries), "cache entry", "cache entries"), plural(graphs, "graph"),
-                seconds(compile_time(frame)))
-            if frame.resume_of:
-                parent = dump.frame(frame.resume_of)
-                line += "; resumes %s%s" % (parent.qualname if parent else frame.resume_of,
-                                            " at line %d" % frame.resume_line if frame.resume_line else "")
-            out.append(line)
-    if dump.recompiles:
-        out += ["", "recompiles:"]
-        for recompile in dump.recompiles:
-            out += recompile_lines(dump, recompile)
-    if breaks:
-        out += ["", "graph breaks:"]
-        for brk, count in breaks:
-            frame = dump.frame(brk.frame)
-            out.append("  %s%s%s: %s%s" % (
-                where(brk.filename, brk.lineno), " in " + frame.qualname if frame else "",
-                " (%d compiles)" % count if count > 1 else "", "[%s] " % brk.gb_code if brk.gb_code else "",
-                break_summary(brk.reason)))
-            text = user_line(brk.filename, brk.lineno, brk.source_line)
-            if text:
-                out.append("      " + text)
-            if brk.resume and dump.frame(brk.resume) is not None:
-                out.append("      continues in " + brk.resume)
-            elif brk.resume:
-                out.append("      the rest of the frame ran without torch.compile (its resume function "
-                           "%s was never compiled)" % brk.resume)
-            out += ["      hint: " + hint for hint in brk.hints]
-    if dump.graphs:
-        out += ["", "graphs:"]
-        width = max(len(graph.name) for graph in dump.graphs)
-        for graph in dump.graphs:
-            frame = dump.frame(graph.frame)
-            size = ", ".join(part for part in (
-                plural(graph.nodes, "node") if graph.nodes is not None else "",
-                plural(graph.ops, "op") if graph.ops is not None else "") if part)
-            out.append("  %-*s  %s entry %s  %s  %s%s" % (
-                width, graph.name, frame.qualname if frame else graph.frame, graph.entry,
-                graph.backend or "-", size or "size unknown",
-                "  inputs " + ", ".join(graph.inputs) if graph.inputs else ""))
+    from framescope.report.explain import worth_fixing_lines
+
+    out = [totals_line(dump)]
+    out += frames_lines(dump) + recompiles_lines(dump) + breaks_lines(dump) + graphs_lines(dump)
     if dump.warnings:
         out += ["", "warnings:"] + ["  - " + " ".join(w.split()) for w in dump.warnings]
+    out += worth_fixing_lines(dump)
     out += ["", "dump:   " + dump.path]
     if report:
         out.append("report: " + report)
     return "\n".join(out)
+
+
+def totals_line(dump: Dump) -> str:
+    entries = sum(len(frame.entries) for frame in dump.frames)
+    total = sum(t for t in (compile_time(frame) for frame in dump.frames) if t is not None)
+    return "framescope: %s, %s, %s, %s, %s; %.2f s compiling" % (
+        plural(len(dump.frames), "compiled frame"), plural(entries, "cache entry", "cache entries"),
+        plural(len(dump.recompiles), "recompile"), plural(len(distinct_breaks(dump.graph_breaks)), "graph break"),
+        plural(len(dump.graphs), "graph"), total)
+
+
+def frames_lines(dump: Dump) -> List[str]:
+    if not dump.frames:
+        return []
+    out = ["", "frames:"]
+    width = max(len(frame.qualname) for frame in dump.frames)
+    places = max(len(where(frame.filename, frame.firstlineno)) for frame in dump.frames)
+    for frame in dump.frames:
+        graphs = sum(len(entry.graphs) for entry in frame.entries)
+        line = "  %-*s  %-*s  %s, %s, %s compiling" % (
+            width, frame.qualname, places, where(frame.filename, frame.firstlineno),
+            plural(len(frame.entries), "cache entry", "cache entries"), plural(graphs, "graph"),
+            seconds(compile_time(frame)))
+        if frame.resume_of:
+            parent = dump.frame(frame.resume_of)
+            line += "; resumes %s%s" % (parent.qualname if parent else frame.resume_of,
+                                        " at line %d" % frame.resume_line if frame.resume_line else "")
+        out.append(line)
+    return out
+
+
+def recompiles_lines(dump: Dump) -> List[str]:
+    if not dump.recompiles:
+        return []
+    out = ["", "recompiles:"]
+    for recompile in dump.recompiles:
+        out += recompile_lines(dump, recompile)
+    return out
+
+
+def breaks_lines(dump: Dump) -> List[str]:
+    breaks = distinct_breaks(dump.graph_breaks)
+    if not breaks:
+        return []
+    out = ["", "graph breaks:"]
+    for brk, count in breaks:
+        frame = dump.frame(brk.frame)
+        out.append("  %s%s%s: %s%s" % (
+            where(brk.filename, brk.lineno), " in " + frame.qualname if frame else "",
+            " (%d compiles)" % count if count > 1 else "", "[%s] " % brk.gb_code if brk.gb_code else "",
+            break_summary(brk.reason)))
+        text = user_line(brk.filename, brk.lineno, brk.source_line)
+        if text:
+            out.append("      " + text)
+        if brk.resume and dump.frame(brk.resume) is not None:
+            out.append("      continues in " + brk.resume)
+        elif brk.resume:
+            out.append("      the rest of the frame ran without torch.compile (its resume function "
+                       "%s was never compiled)" % brk.resume)
+        out += ["      hint: " + hint for hint in brk.hints]
+    return out
+
+
+def graphs_lines(dump: Dump) -> List[str]:
+    if not dump.graphs:
+        return []
+    out = ["", "graphs:"]
+    width = max(len(graph.name) for graph in dump.graphs)
+    for graph in dump.graphs:
+        frame = dump.frame(graph.frame)
+        size = ", ".join(part for part in (
+            plural(graph.nodes, "node") if graph.nodes is not None else "",
+            plural(graph.ops, "op") if graph.ops is not None else "") if part)
+        out.append("  %-*s  %s entry %s  %s  %s%s" % (
+            width, graph.name, frame.qualname if frame else graph.frame, graph.entry,
+            graph.backend or "-", size or "size unknown",
+            "  inputs " + ", ".join(graph.inputs) if graph.inputs else ""))
+    return out
