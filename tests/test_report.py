@@ -483,3 +483,26 @@ def test_explain_puts_a_frame_at_its_recompile_limit_first(dump_dir):
     assert text[first + 2].startswith("     suggestion: each value of mode compiles a cache entry of its own")
     assert "      called with mode = 'y'; compiled for " not in text  # entries of the fixture have no arguments
     assert any(line == "      called with mode = 'y'" for line in text)
+
+
+def test_compile_time_by_phase_is_a_chart_and_a_summary_line(dump_dir, tmp_path):
+    def phases(data):
+        for frame in data["frames"]:
+            for entry in frame["entries"]:
+                entry["phases_s"] = {"dynamo": 0.25, "aot": 0.5, "inductor": 0.125, "codegen": 1.0}
+                entry["caches"] = {"inductor_fx_hits": 0, "inductor_fx_misses": 1}
+
+    edit_index(dump_dir, phases)
+    dump = load_dump(str(dump_dir))
+    lines = format_summary(dump).splitlines()
+    first = next(i for i, line in enumerate(lines) if line.startswith("  f "))
+    assert lines[first + 1] == "      Dynamo 1.00 s, AOTAutograd 2.00 s, Inductor 0.50 s, codegen 4.00 s"  # 4 entries
+    index = Path(write_report(dump, str(tmp_path / "report")))
+    page = index.read_text()
+    chart = page[page.index('<section id="compile-time">'):]
+    chart = chart[:chart.index("</section>")]
+    assert chart.count("<svg") == 1 and "<script" not in chart
+    assert "<title>f: Dynamo (tracing) 1.00 s</title>" in chart
+    assert "<title>f: code generation and kernel compiles 4.00 s</title>" in chart
+    assert chart.count('<rect x="') == 4 * len(dump.frames) + 4  # four phases per frame, and the legend
+    assert "Compile caches: inductor fx misses %d." % sum(len(f.entries) for f in dump.frames) in chart

@@ -281,6 +281,11 @@ def test_inductor_training_stages_and_output_code_from_the_files(run_python, tmp
     )
     assert graph["backend"] == "inductor"
     assert graph["runs_from_file"] == ["inductor", "inductor_backward"]
+    # torch's compile time of the entry, by phase: together the whole frame compile.
+    [entry] = index["frames"][0]["entries"]
+    assert set(entry["phases_s"]) == {"dynamo", "aot", "inductor", "codegen"}
+    assert all(value >= 0 for value in entry["phases_s"].values())
+    assert abs(sum(entry["phases_s"].values()) - entry["compile_time_s"]) < 0.01
     ran = {tuple(item) for item in result["lines"]}
     # Each wrapper's call() ran from its dumped copy: its first line and its kernel call.
     for name in ("__compiled_fn_1.inductor.py", "__compiled_fn_1.inductor_backward.py"):

@@ -99,6 +99,48 @@ def parse_recompile_reason(text: str) -> Dict[str, Any]:
     return {"reason": reason, "filename": filename, "lineno": lineno}
 
 
+def compile_phases(metrics: Dict[str, Any]) -> Dict[str, float]:
+    """Seconds of one frame compile by phase, from torch's compilation metrics: ``dynamo``
+    (tracing the bytecode), ``aot`` (AOTAutograd), ``inductor`` (lowering) and ``codegen``
+    (Inductor's code generation and kernel compiles); each nested time counts once. Phases
+    torch does not time are left out."""
+    def seconds(key: str) -> Optional[float]:
+        value = metrics.get(key)
+        return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+    total, backend = seconds("entire_frame_compile_time_s"), seconds("backend_compile_time_s")
+    inductor, codegen = seconds("inductor_compile_time_s"), seconds("code_gen_time_s")
+    phases: Dict[str, float] = {}
+    if total is not None:
+        phases["dynamo"] = total - (backend or 0.0)
+    if backend is not None:
+        phases["aot"] = backend - (inductor or 0.0)
+    if inductor is not None:
+        phases["inductor"] = inductor - (codegen or 0.0)
+    if codegen is not None:
+        phases["codegen"] = codegen
+    return {name: round(max(value, 0.0), 6) for name, value in phases.items()}
+
+
+# torch's cache counters in compilation metrics, by the dump's name for them.
+_CACHE_COUNTS = {
+    "inductor_fx_hits": "inductor_fx_local_cache_hit_count",
+    "inductor_fx_misses": "inductor_fx_local_cache_miss_count",
+    "aotautograd_hits": "aotautograd_local_cache_hit_count",
+    "aotautograd_misses": "aotautograd_local_cache_miss_count",
+}
+
+
+def cache_counts(metrics: Dict[str, Any]) -> Dict[str, int]:
+    """Inductor's FX-graph cache and AOTAutograd's cache: hits and misses of one compile."""
+    found = {}
+    for name, key in _CACHE_COUNTS.items():
+        value = metrics.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            found[name] = value
+    return found
+
+
 def recompile_limit(fail_reason: Optional[str]) -> Optional[Dict[str, Any]]:
     """``{"name": "recompile_limit", "value": 8}`` when a compile failed because its frame
     reached torch's limit on cache entries (the value None where torch does not say it);
@@ -186,6 +228,12 @@ class EventRecorder:
             fields["compile_time_s"] = round(float(metrics["entire_frame_compile_time_s"]), 6)
         if metrics.get("graph_op_count") is not None:
             fields["op_count"] = metrics["graph_op_count"]
+        phases = compile_phases(metrics)
+        if phases:
+            fields["phases_s"] = phases
+        caches = cache_counts(metrics)
+        if caches:
+            fields["caches"] = caches
         reason_text = metrics.get("recompile_reason")
         limit = recompile_limit(metrics.get("fail_reason"))
         if reason_text:

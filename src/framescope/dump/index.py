@@ -8,7 +8,7 @@ index.json (``"format": "framescope-dump/1"``)::
                  "entries": [{"index", "compile_id", "file", "decompiled", "fallback_reason",
                               "guard_function", "guard", "graphs", "calls_resume",
                               "compile_time_s", "recompile_reason", "bytecode_files",
-                              "arguments"}]}],
+                              "arguments", "phases_s", "caches"}]}],
      "graphs": [{"name", "torch_name", "frame", "entry", "compile_id", "backend", "nodes",
                  "ops", "inputs", "files", "runs_from_file", "pieces"}],
      "graph_breaks": [{"frame", "reason", "gb_code", "docs", "hints", "filename", "lineno", "source_line",

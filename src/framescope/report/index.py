@@ -52,6 +52,10 @@ class Entry:
     #: What the frame was called with when this entry was compiled: name -> {"type", "value"}
     #: (a tensor's value is its dtype and shape, ``f32[4, 8]``; other objects' is their type).
     arguments: Dict[str, Dict[str, str]] = field(default_factory=dict)
+    #: Compile seconds by phase: "dynamo", "aot", "inductor", "codegen" (those torch timed).
+    phases_s: Dict[str, float] = field(default_factory=dict)
+    #: Compile-cache hits and misses: "inductor_fx_hits", "inductor_fx_misses", ...
+    caches: Dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -324,6 +328,10 @@ class _Reader:
             compile_time_s=self.get(obj, "compile_time_s", float, None, where),
             recompile_reason=self.get(obj, "recompile_reason", str, None, where),
             arguments=self.arguments(obj, where),
+            phases_s={str(k): float(v) for k, v in self.get(obj, "phases_s", dict, {}, where).items()
+                      if isinstance(v, (int, float)) and not isinstance(v, bool)},
+            caches={str(k): v for k, v in self.get(obj, "caches", dict, {}, where).items()
+                    if isinstance(v, int) and not isinstance(v, bool)},
         )
 
     def arguments(self, obj: Dict[str, Any], where: str) -> Dict[str, Dict[str, str]]:

@@ -12,6 +12,7 @@ from framescope.report.html import (CSS, INDEX, Site, code_block, definition_lis
                                     safe_name)
 from framescope.report.index import Dump, Frame, Graph, GraphBreak
 from framescope.report.readable import break_summary, failed_guards, where
+from framescope.report.chart import phase_totals, phases_chart
 from framescope.report.summary import argument_changes, compile_time, distinct_breaks, plural, seconds, user_line
 
 STAGE_TITLES = {
@@ -96,7 +97,8 @@ def index_page(site: Site) -> str:
         plural(len(dump.recompiles), "recompile"), plural(len(breaks), "graph break"),
         plural(len(dump.graphs), "graph"))
     body = ["<h1>framescope report</h1>", meta, '<p class="totals">%s</p>' % esc(totals),
-            frames_section(site), recompiles_section(site), breaks_section(site, breaks), graphs_section(site)]
+            frames_section(site), phases_section(site), recompiles_section(site), breaks_section(site, breaks),
+            graphs_section(site)]
     if dump.warnings:
         body.append('<section id="warnings"><h2>Warnings</h2><ul>%s</ul></section>' % "".join(
             '<li class="warning">%s</li>' % esc(text) for text in dump.warnings))
@@ -116,6 +118,19 @@ def frames_section(site: Site) -> str:
     return ('<section id="frames"><h2>Compiled frames</h2><table><thead><tr><th>frame</th><th>source</th>'
             '<th>cache entries</th><th>graphs</th><th>compile time</th><th></th></tr></thead>'
             '<tbody>%s</tbody></table></section>' % "".join(rows))
+
+
+def phases_section(site: Site) -> str:
+    """Compile time per frame, by phase, as a bar chart, with the compile caches' hits and misses."""
+    rows = [(frame.qualname, phase_totals([entry.phases_s for entry in frame.entries])) for frame in site.dump.frames]
+    chart = phases_chart(rows)
+    if not chart:
+        return ""
+    caches = phase_totals([{k: float(v) for k, v in entry.caches.items()}
+                           for frame in site.dump.frames for entry in frame.entries])
+    note = ", ".join("%s %d" % (name.replace("_", " "), count) for name, count in sorted(caches.items()) if count)
+    return ('<section id="compile-time"><h2>Compile time by phase</h2>%s%s</section>'
+            % (chart, "<p>Compile caches: %s.</p>" % esc(note) if note else ""))
 
 
 def recompiles_section(site: Site) -> str:

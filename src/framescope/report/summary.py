@@ -142,7 +142,23 @@ def frames_lines(dump: Dump) -> List[str]:
             line += "; resumes %s%s" % (parent.qualname if parent else frame.resume_of,
                                         " at line %d" % frame.resume_line if frame.resume_line else "")
         out.append(line)
+        phases = phases_text(frame)
+        if phases:
+            out.append("      " + phases)
     return out
+
+
+PHASE_NAMES = (("dynamo", "Dynamo"), ("aot", "AOTAutograd"), ("inductor", "Inductor"), ("codegen", "codegen"))
+
+
+def phases_text(frame: Frame) -> str:
+    """``Dynamo 0.31 s, AOTAutograd 0.50 s, Inductor 1.20 s, codegen 0.40 s`` over the frame's
+    entries; "" when torch timed no phase."""
+    totals: Dict[str, float] = {}
+    for entry in frame.entries:
+        for name, value in entry.phases_s.items():
+            totals[name] = totals.get(name, 0.0) + value
+    return ", ".join("%s %.2f s" % (label, totals[name]) for name, label in PHASE_NAMES if totals.get(name))
 
 
 def recompiles_lines(dump: Dump) -> List[str]:
