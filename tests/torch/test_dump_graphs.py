@@ -513,6 +513,47 @@ def test_recompiles_show_the_values_and_the_recompile_limit(run_python, tmp_path
     assert "<code>recompile_limit</code> (3) was reached: from now on, calls that no cache entry accepts" in page
 
 
+HOSTILE_NAMES = '''
+long_a = "f" * 300 + "_a"
+long_b = "f" * 300 + "_b"
+namespace = {"torch": torch}
+exec("def %s(x):\\n    return torch.sin(x) + 1\\n" % long_a, namespace)
+exec("def %s(x):\\n    return torch.cos(x) + 2\\n" % long_b, namespace)
+
+def größe(x):
+    return torch.tanh(x) * 3
+
+funcs = [namespace[long_a], namespace[long_b], größe, lambda x: x - 4]
+with framescope.dump(DUMP):
+    outs = [torch.compile(fn, backend="eager")(torch.ones(2)) for fn in funcs]
+report(same=all(torch.equal(out, fn(torch.ones(2))) for out, fn in zip(outs, funcs)),
+       names=sorted(os.listdir(DUMP)))
+'''
+
+
+@pytest.mark.needs_subprocess
+def test_hostile_function_names_give_bounded_unique_stable_file_names(run_python, tmp_path):
+    runs = []
+    for run in ("one", "two"):
+        (tmp_path / run).mkdir()
+        runs.append(run_program(run_python, tmp_path / run, HOSTILE_NAMES))
+    first, second = runs
+    assert first["same"] and second["same"]
+    assert first["names"] == second["names"]  # stable across runs
+    names = first["names"]
+    assert all(len(name.encode("utf-8")) <= 200 for name in names), max(names, key=len)
+    ids = [frame["id"] for frame in first["index"]["frames"]]
+    assert len(ids) == len(set(ids)) == 4  # the two long names differ only at the end, and stay apart
+    assert sorted(frame["name"] for frame in first["index"]["frames"])[0] == "<lambda>"
+    assert "gr__e" in ids and "_lambda_" in ids
+    assert all(entry["decompiled"] for frame in first["index"]["frames"] for entry in frame["entries"])
+    folder = first["dump"]
+    assert all((folder / name).resolve().parent == folder.resolve() for name in names)
+    for name in names:
+        if name.endswith(".py"):
+            compile((folder / name).read_text(encoding="utf-8"), name, "exec")
+
+
 @pytest.mark.needs_subprocess
 def test_file_names_are_the_same_in_every_run(run_python, tmp_path):
     # A fresh process, and one that runs the program twice (as pdb restarts it), each run

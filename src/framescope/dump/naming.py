@@ -7,6 +7,7 @@ so that two runs of a program give the same list of files, in a fresh process or
 from __future__ import annotations
 
 import gc
+import hashlib
 import re
 import sys
 import types
@@ -64,6 +65,22 @@ def describe_values(values: Mapping[str, object], limit: int = 80) -> Dict[str, 
 def sanitise(name: str) -> str:
     """``name`` with every character outside ``[A-Za-z0-9_]`` replaced by ``_``."""
     return re.sub(r"[^A-Za-z0-9_]", "_", name) or "_"
+
+
+#: The longest stem of a file name made from a code object's name: with the longest prefix
+#: and suffix a dump adds (``__transformed_code_<i>_for_``, ``_<k>``,
+#: ``.py.decompiled_and_compiled_back_bytecode``) a name stays far below the 255 bytes file
+#: systems allow.
+MAX_STEM = 96
+
+
+def bounded(stem: str, name: str) -> str:
+    """``stem`` cut to MAX_STEM characters, ending in a hash of the whole ``name`` when cut,
+    so that long names that differ only at the end stay apart, the same in every run."""
+    if len(stem) <= MAX_STEM:
+        return stem
+    digest = hashlib.sha1(name.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+    return "%s_%s" % (stem[:MAX_STEM - 11], digest)
 
 
 def stable_graph_name(name: str) -> str:
@@ -137,7 +154,7 @@ class FrameIds:
 
     def new(self, code_name: str) -> str:
         """A fresh stem for a code object named ``code_name``."""
-        base = sanitise(code_name)
+        base = bounded(sanitise(code_name), code_name)
         stem, count = base, 1
         while stem in self._taken:  # "f_2" may also be a code object's own name
             count += 1
