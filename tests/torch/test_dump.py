@@ -1150,3 +1150,65 @@ def test_a_dump_left_open_is_finished_when_the_process_ends(tmp_path, ending):
     assert len(entries) == 2 and all(entry["guard"] for entry in entries)
     assert "def __guard_1_for_f(" in (folder / "full_code_for_f.py").read_text(encoding="utf-8")
     assert_all_compile(folder)
+
+
+# Two programs dump into one folder at the same time: the first to start keeps the folder, the
+# other writes into a subfolder of its own; neither touches the other's files.
+TWO_PROGRAMS = '''
+import os, sys, time
+import torch
+import framescope
+
+folder, me, other = sys.argv[1], sys.argv[2], sys.argv[3]
+
+def wait_for(name):
+    deadline = time.time() + 120
+    while not os.path.exists(os.path.join(os.path.dirname(folder), name)):
+        assert time.time() < deadline, name
+        time.sleep(0.05)
+
+def mark(name):
+    open(os.path.join(os.path.dirname(folder), name), "w").close()
+
+exec("def fn_%s(x):\\n    return torch.sin(x) + 1\\n" % me, globals())
+if me == "b":
+    wait_for("a_started")
+with framescope.dump(folder):
+    torch.compile(globals()["fn_" + me], backend="eager")(torch.ones(2))
+    if me == "a":
+        mark("a_started")
+        wait_for("b_done")
+mark(me + "_done")
+print("PID", os.getpid())
+'''
+
+
+@pytest.mark.torch
+@pytest.mark.needs_subprocess
+def test_two_programs_dumping_into_one_folder_keep_apart(tmp_path):
+    pytest.importorskip("fcntl")
+    program = tmp_path / "two.py"
+    program.write_text(TWO_PROGRAMS, encoding="utf-8")
+    folder = tmp_path / "dump"
+    processes = [subprocess.Popen([sys.executable, str(program), str(folder), me, other], cwd=str(tmp_path),
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+                 for me, other in (("a", "b"), ("b", "a"))]
+    outputs = [process.communicate(timeout=300) for process in processes]
+    for process, (out, err) in zip(processes, outputs):
+        assert process.returncode == 0, err[-3000:]
+    pid_b = outputs[1][0].split("PID ")[1].strip()
+    # a has the folder; b, which started while a was dumping, its own subfolder, and says so once.
+    assert [frame["id"] for frame in load_index(folder)["frames"]] == ["fn_a"]
+    inner = folder / ("process_%s" % pid_b)
+    assert [frame["id"] for frame in load_index(inner)["frames"]] == ["fn_b"]
+    assert (folder / "__transformed_code_0_for_fn_a.py").is_file()
+    assert (inner / "__transformed_code_0_for_fn_b.py").is_file()
+    assert not (folder / "__transformed_code_0_for_fn_b.py").exists()
+    warning = outputs[1][1]
+    assert "another program (pid %d) is dumping into %s; this one writes into %s" % (
+        processes[0].pid, folder, inner) in " ".join(warning.split())
+    assert_all_compile(folder)
+    # Later, with the folder free again, a dump uses it as before.
+    done = run_program(program, str(folder), "c", "none")
+    assert [frame["id"] for frame in load_index(folder)["frames"]] == ["fn_c"]
+    assert done.returncode == 0

@@ -123,7 +123,10 @@ class dump:
             undo()
         try:
             if session is not None:
-                capture.stop(self._capture, session)
+                try:
+                    capture.stop(self._capture, session)
+                finally:
+                    session.release()
         finally:
             with _active_lock:
                 _active = None

@@ -96,6 +96,7 @@ class DumpSession:
         self._graph_count = 0
         self._ids = FrameIds()
         self._dir: Optional[Path] = None
+        self._lock: Optional[FolderLock] = None
         self._warned = False
         # compile id -> (frame record, entry record) of each cache entry made so far.
         self._by_compile_id: Dict[str, Tuple[Dict[str, Any], Dict[str, Any]]] = {}
@@ -122,9 +123,26 @@ class DumpSession:
                 if rank is not None and self.root.name != "rank_%d" % rank:  # not named per rank already
                     path = self.root / ("rank_%d" % rank)
                 path.mkdir(parents=True, exist_ok=True)
+                self._lock = FolderLock.take(path)
+                if self._lock is None:
+                    # Another program dumps into this folder now: keep out of its files.
+                    holder = FolderLock.holder(path)
+                    path = path / ("process_%d" % os.getpid())
+                    path.mkdir(parents=True, exist_ok=True)
+                    self._lock = FolderLock.take(path)
+                    self._dir = path
+                    self.warn("another program%s is dumping into %s; this one writes into %s"
+                              % (" (pid %s)" % holder if holder else "", path.parent, path))
                 _remove_stale(path)
                 self._dir = path
             return self._dir
+
+    def release(self) -> None:
+        """Let other programs use the folder (at the end of the dump)."""
+        with self.lock:
+            lock, self._lock = self._lock, None
+        if lock is not None:
+            lock.release()
 
     def write(self, name: str, text: "str | bytes") -> Path:
         """Write ``text`` (or bytes) to the file ``name`` of the dump folder, atomically; return
@@ -328,6 +346,52 @@ class DumpSession:
             self.on_event(dict(event))
         except Exception as exc:  # a progress printer must not break the program
             self.warn("the on_event callback raised %s: %s" % (type(exc).__name__, exc))
+
+
+class FolderLock:
+    """A dump folder in use by one process: an exclusive ``flock`` on ``.framescope.lock`` in
+    it, held while the dump runs and let go by the system if the process dies. Where the
+    platform has no ``flock`` every take succeeds (two programs then share the folder)."""
+
+    NAME = ".framescope.lock"
+
+    def __init__(self, handle: Any) -> None:
+        self._handle = handle
+
+    @classmethod
+    def take(cls, folder: Path) -> "Optional[FolderLock]":
+        """The lock of ``folder``, or None when another live process holds it."""
+        try:
+            import fcntl
+        except ImportError:  # Windows, WebAssembly
+            return cls(None)
+        try:
+            handle = open(folder / cls.NAME, "a+", encoding="utf-8")
+        except OSError:  # a folder framescope cannot write: later writes say so
+            return cls(None)
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            handle.close()
+            return None
+        handle.seek(0)
+        handle.truncate()
+        handle.write("%d\n" % os.getpid())
+        handle.flush()
+        return cls(handle)
+
+    @classmethod
+    def holder(cls, folder: Path) -> Optional[str]:
+        """The pid the holder wrote into the lock file, if it can be read."""
+        try:
+            return (folder / cls.NAME).read_text(encoding="utf-8").strip() or None
+        except OSError:
+            return None
+
+    def release(self) -> None:
+        handle, self._handle = self._handle, None
+        if handle is not None:
+            handle.close()  # closing lets the flock go
 
 
 def _remove_stale(folder: Path) -> None:
