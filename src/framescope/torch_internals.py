@@ -51,6 +51,7 @@ GRAPHS = "framescope.dump (graph files)"
 AOT_GRAPHS = "framescope.dump (AOTAutograd and Inductor graph files)"
 TRACE = "framescope.dump (graph breaks and recompile reasons)"
 DEBUG = "framescope.debug"
+PROVENANCE = "framescope.dump (the user lines of Inductor's kernels)"
 DEPYF_INSTALL = "framescope.depyf.install"
 DEPYF_DISPATCH = "framescope.depyf.optimization.TorchCompileWrapperWithCustomDispatcher"
 
@@ -133,6 +134,8 @@ INTERNALS = (
     Internal("torch._inductor.config:fx_graph_remote_cache", (AOT_GRAPHS,)),
     Internal("torch._functorch.config:enable_autograd_cache", (AOT_GRAPHS,)),
     Internal("torch._functorch.config:enable_remote_autograd_cache", (AOT_GRAPHS,)),
+    # Inductor's provenance tracking: which FX nodes and user lines each kernel computes.
+    Internal("torch._inductor.config:trace", (PROVENANCE,), attrs=("provenance_tracking_level",)),
     Internal("torch._logging:trace_structured", (TRACE,)),
     # The structured trace's logger (``torch.__trace``).
     Internal("torch._logging._internal:trace_log", (TRACE,), attrs=("handlers",)),
@@ -785,6 +788,16 @@ def no_compile_caches() -> Any:
                 yield
 
     return patched()
+
+
+def provenance_tracking() -> Any:
+    """A context manager inside which Inductor records, in the structured trace, the FX nodes
+    and the user's stack traces behind each kernel (artifacts
+    ``inductor_provenance_tracking_node_mappings`` and ``..._kernel_stack_traces``)."""
+    require(PROVENANCE)
+    import torch._inductor.config as inductor_config
+
+    return inductor_config.patch({"trace.provenance_tracking_level": 1})
 
 
 # --------------------------------------------------------------------------- framescope.debug

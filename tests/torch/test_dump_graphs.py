@@ -281,6 +281,21 @@ def test_inductor_training_stages_and_output_code_from_the_files(run_python, tmp
     )
     assert graph["backend"] == "inductor"
     assert graph["runs_from_file"] == ["inductor", "inductor_backward"]
+    # Provenance: each kernel with the user line whose operations it computes, forward and backward.
+    program = str(tmp_path / "prog.py")
+    forward_line = program_line(tmp_path, "return torch.relu(self.lin(x)) * 2")
+    kernels = graph["kernels"]
+    assert {kernel["stage"] for kernel in kernels} == {"inductor", "inductor_backward"}
+    assert all(kernel["lines"] == [[program, forward_line]] for kernel in kernels), kernels
+    fused = [k for k in kernels if k["stage"] == "inductor" and k["kernel"].startswith("cpp_fused_")]
+    assert fused and "%s = async_compile." % fused[0]["kernel"] in (dump / "__compiled_fn_1.inductor.py").read_text()
+    from framescope.report import load_dump, write_report
+
+    report = Path(write_report(load_dump(str(dump)), str(tmp_path / "report"))).parent
+    graph_page = (report / "graph___compiled_fn_1.html").read_text()
+    assert '<section id="kernels">' in graph_page and '<a href="frame_forward.html#L-%d">' % forward_line in graph_page
+    frame_page = (report / "frame_forward.html").read_text()
+    assert 'kernels: <a href="graph___compiled_fn_1.html#kernel-' in frame_page
     # torch's compile time of the entry, by phase: together the whole frame compile.
     [entry] = index["frames"][0]["entries"]
     assert set(entry["phases_s"]) == {"dynamo", "aot", "inductor", "codegen"}

@@ -38,6 +38,8 @@ skips the stages a dump shows.
 """
 from __future__ import annotations
 
+import json
+import re
 import threading
 import types
 import weakref
@@ -67,6 +69,11 @@ _TRACE_STAGES = {
     "inductor_post_grad_graph": "post_grad",
     "inductor_output_code": "inductor",
 }
+# Inductor's provenance artifact with the user's stack traces of each kernel, and a line of
+# such a trace.
+_KERNEL_LINES = "inductor_provenance_tracking_kernel_stack_traces"
+_TRACE_LINE = re.compile(r'File "([^"]+)", line (\d+)')
+
 # Stages that also exist once more for the backward.
 _BACKWARD_STAGES = {"post_grad": "post_grad_backward", "inductor": "inductor_backward"}
 
@@ -132,6 +139,10 @@ class _Graph:
         self.pieces: List[Tuple[Any, str]] = []
         #: "piece_<k>" -> the piece's name in the graph the backend returned ("submod_0").
         self.piece_names: Dict[str, str] = {}
+        #: Per Inductor kernel (provenance tracking): the stage whose output code defines it
+        #: ("inductor", "inductor_backward", "piece_<k>.inductor"), its name, and [file, line]
+        #: of each user line it computes.
+        self.kernel_lines: List[Dict[str, Any]] = []
 
     def stage_prefix(self, module: Any) -> str:
         """"" for Dynamo's graph itself, "piece_<k>." for a piece of it (one made on first sight)."""
@@ -159,6 +170,7 @@ class _Graph:
             "files": dict(self.files),
             "runs_from_file": list(self.runs),
             "pieces": [{"piece": piece, "module": self.piece_names.get(piece)} for _ref, piece in self.pieces],
+            "kernels": [dict(kernel) for kernel in self.kernel_lines],
         }
 
 
@@ -194,8 +206,12 @@ class GraphDumper:
     def start(self) -> None:
         caches = torch_internals.no_compile_caches()
         caches.__enter__()
-        self._installed = [
-            torch_internals.Removable(lambda: caches.__exit__(None, None, None)),
+        self._installed = [torch_internals.Removable(lambda: caches.__exit__(None, None, None))]
+        if not torch_internals.missing(torch_internals.PROVENANCE):
+            provenance = torch_internals.provenance_tracking()
+            provenance.__enter__()
+            self._installed.append(torch_internals.Removable(lambda: provenance.__exit__(None, None, None)))
+        self._installed += [
             torch_internals.hook_backend_calls(self._backend_call),
             torch_internals.hook_aot_compilers(self._wrap_compiler, self._aot_call),
             torch_internals.add_trace_listener(self._trace),
@@ -345,6 +361,28 @@ class GraphDumper:
             if lines and lines[0] != title:
                 self.session.write(file, "\n".join([title] + lines[1:]))
 
+    def _kernel_lines(self, payload: str) -> None:
+        """Inductor's stack traces per kernel (provenance tracking): the user lines each kernel
+        of the graph (or piece) being compiled computes."""
+        graph, phase, prefix = self._context.stack[-1]
+        try:
+            traces = json.loads(payload)
+        except ValueError:
+            return
+        if not isinstance(traces, dict):
+            return
+        for kernel, stacks in traces.items():
+            lines = []
+            for stack in stacks if isinstance(stacks, list) else []:
+                found = _TRACE_LINE.findall(stack) if isinstance(stack, str) else []
+                if found:  # the innermost frame: the user's line that made the op
+                    place = [found[-1][0], int(found[-1][1])]
+                    if place not in lines:
+                        lines.append(place)
+            stage = prefix + ("inductor_backward" if phase == "backward" else "inductor")
+            graph.kernel_lines.append({"stage": stage, "kernel": kernel.split(":")[0], "lines": sorted(lines)})
+        self._save(graph)
+
     def _compiling(self, module: Any) -> Optional[Tuple[_Graph, str]]:
         """(graph, stage prefix) that an AOTAutograd compile of ``module`` belongs to: the
         graph whose backend call runs now, or the graph a piece compiled later came from."""
@@ -373,6 +411,9 @@ class GraphDumper:
         if not self.active:
             return
         key = record.name if record.kind == "artifact" else record.kind
+        if key == _KERNEL_LINES and record.payload and self._context.stack:
+            self._kernel_lines(record.payload)
+            return
         stage = _TRACE_STAGES.get(key)
         if stage is None or record.payload is None:
             return

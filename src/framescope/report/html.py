@@ -147,7 +147,7 @@ class Site:
         frame_ids = ([prefer] if prefer in self.blocks else []) + list(self.blocks)
         for frame_id in frame_ids:
             block = self.blocks[frame_id]
-            if block is not None and lineno in block and _same_file(block.filename, filename):
+            if block is not None and lineno in block and same_file(block.filename, filename):
                 return self.frame_link(frame_id, line_id(lineno), where(filename, lineno))
         return '<span class="where">%s</span>' % label
 
@@ -171,7 +171,8 @@ class Site:
         return frame.qualname or frame.name or frame.id
 
 
-def _same_file(a: Optional[str], b: Optional[str]) -> bool:
+def same_file(a: Optional[str], b: Optional[str]) -> bool:
+    """Whether two paths name one file."""
     if not a or not b:
         return False
     return os.path.normcase(os.path.abspath(a)) == os.path.normcase(os.path.abspath(b))

@@ -105,6 +105,20 @@ class Graph:
     files: Dict[str, str] = field(default_factory=dict)
     #: Of a graph a backend split: "piece_<k>" -> its module in the split graph ("submod_0").
     pieces: Dict[str, str] = field(default_factory=dict)
+    #: Inductor's kernels with the user lines each computes (torch's provenance tracking).
+    kernels: List["Kernel"] = field(default_factory=list)
+
+
+@dataclass
+class Kernel:
+    """One kernel of Inductor's output code and the user lines it computes."""
+
+    #: The stage whose output code defines it: "inductor", "inductor_backward", "piece_2.inductor".
+    stage: str
+    #: Its name there: ``cpp_fused_add_sin_0``, ``extern_kernels.mm``.
+    name: str
+    #: (file, line) of each user line whose operations it computes.
+    lines: List[Tuple[str, int]] = field(default_factory=list)
 
 
 @dataclass
@@ -357,7 +371,15 @@ class _Reader:
             files=_in_stage_order(files),
             pieces={piece["piece"]: piece["module"] for piece in self.objects(obj, "pieces", where)
                     if isinstance(piece.get("piece"), str) and isinstance(piece.get("module"), str)},
+            kernels=[self.kernel(item) for item in self.objects(obj, "kernels", where)
+                     if isinstance(item.get("stage"), str) and isinstance(item.get("kernel"), str)],
         )
+
+    @staticmethod
+    def kernel(obj: Dict[str, Any]) -> Kernel:
+        lines = [(str(place[0]), place[1]) for place in obj.get("lines") or []
+                 if isinstance(place, list) and len(place) == 2 and isinstance(place[1], int)]
+        return Kernel(stage=obj["stage"], name=obj["kernel"], lines=lines)
 
     def graph_break(self, obj: Dict[str, Any], where: str) -> GraphBreak:
         return GraphBreak(

@@ -4,11 +4,11 @@ from __future__ import annotations
 import os
 import pkgutil
 import re
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Tuple
 from urllib.parse import quote
 
 from framescope.report.highlight import style_css
-from framescope.report.html import (CSS, INDEX, Site, code_block, definition_list, esc, page,
+from framescope.report.html import (CSS, INDEX, Site, code_block, definition_list, esc, page, same_file,
                                     safe_name)
 from framescope.report.index import Dump, Frame, Graph, GraphBreak
 from framescope.report.readable import break_summary, failed_guards, where
@@ -264,8 +264,47 @@ def original_source(site: Site, frame: Frame, breaks: List[Tuple[GraphBreak, int
             "y" if len(entries) == 1 else "ies", links)))
     if frame.resume_line in block:
         marks.setdefault(frame.resume_line, []).append(("resume", "resumes here"))
+    for lineno, links in kernels_by_line(site, block).items():
+        marks.setdefault(lineno, []).append(("kernel", "kernels: " + ", ".join(links)))
     return '<p class="file">%s</p>%s' % (esc(block.filename), code_block(
         "\n".join(block.lines), start=block.start, anchors="", marks=marks))
+
+
+def kernels_by_line(site: Site, block) -> Dict[int, List[str]]:
+    """Line of the block -> links to the Inductor kernels that compute its operations."""
+    found: Dict[int, List[str]] = {}
+    for graph in site.dump.graphs:
+        for number, kernel in enumerate(graph.kernels):
+            for filename, lineno in kernel.lines:
+                if lineno in block and same_file(block.filename, filename):
+                    found.setdefault(lineno, []).append(site.graph_link(
+                        graph.name, "kernel-%d" % number, "%s (%s)" % (kernel.name, graph.name)))
+    return found
+
+
+def kernels_section(site: Site, graph: Graph) -> str:
+    """Each kernel of the graph's Inductor code, where it is defined, and the user lines it computes."""
+    if not graph.kernels:
+        return ""
+    rows = []
+    for number, kernel in enumerate(graph.kernels):
+        line = kernel_definition(site.dump_text(graph.files.get(kernel.stage)), kernel.name)
+        name = ('<a href="#stage-%s-L-%d"><code>%s</code></a>' % (safe_name(kernel.stage), line, esc(kernel.name))
+                if line else "<code>%s</code>" % esc(kernel.name))
+        lines = ", ".join(site.source_link(filename, lineno, graph.frame) for filename, lineno in kernel.lines)
+        rows.append('<tr id="kernel-%d"><td>%s</td><td>%s</td><td>%s</td></tr>' % (
+            number, name, esc(stage_title(graph, kernel.stage)), lines or "—"))
+    return ('<section id="kernels"><h2>Kernels and the lines they compute</h2><table><thead><tr><th>kernel</th>'
+            '<th>in</th><th>user lines</th></tr></thead><tbody>%s</tbody></table></section>' % "".join(rows))
+
+
+def kernel_definition(text: Optional[str], name: str) -> Optional[int]:
+    """The line of Inductor's output code where a kernel is defined, if it is defined there."""
+    for number, line in enumerate((text or "").split("\n"), 1):
+        match = KERNEL.match(line)
+        if match and match.group(1) == name:
+            return number
+    return None
 
 
 def entry_section(site: Site, frame: Frame, entry) -> str:
@@ -307,7 +346,7 @@ def graph_page(site: Site, graph: Graph) -> str:
         ("stages", ", ".join('<a href="#stage-%s">%s</a>' % (safe_name(stage), esc(stage)) for stage in graph.files)),
         ("kernels", kernel_links(site, graph)),
     ])
-    body = ["<h1>%s</h1>" % esc(graph.name), meta]
+    body = ["<h1>%s</h1>" % esc(graph.name), meta, kernels_section(site, graph)]
     for stage, name in graph.files.items():
         prefix = "stage-%s-" % safe_name(stage)
         body.append('<section class="stage" id="stage-%s"><h2>%s</h2>%s</section>' % (
