@@ -160,7 +160,8 @@ def test_summary_names_recompiles_breaks_and_graphs(dump_dir, monkeypatch):
     assert len(first) == 1
     assert "`print`" in lines[first[0]]
     assert lines[first[0] + 1:first[0] + 3] == [
-        '      print("first break </script><b>")', "      continues in torch_dynamo_resume_in_f_at_13"]
+        '      print("first break </script><b>")',
+        "      continues in torch_dynamo_resume_in_f_at_13, which adds 1 graph and 0.12 s of compiling"]
     assert any(line.startswith("  prog.py:15 in torch_dynamo_resume_in_f_at_13: Call to "
                                "`torch._dynamo.graph_break()`: User-inserted graph break") for line in lines)
     assert "  __compiled_fn_1  f entry 0  inductor  3 nodes, 1 op  inputs f32[4]" in lines

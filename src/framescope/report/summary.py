@@ -184,8 +184,11 @@ def breaks_lines(dump: Dump) -> List[str]:
         text = user_line(brk.filename, brk.lineno, brk.source_line)
         if text:
             out.append("      " + text)
-        if brk.resume and dump.frame(brk.resume) is not None:
-            out.append("      continues in " + brk.resume)
+        resume = dump.frame(brk.resume)
+        if resume is not None:
+            graphs = sum(len(entry.graphs) for entry in resume.entries)
+            out.append("      continues in %s, which adds %s and %s of compiling" % (
+                brk.resume, plural(graphs, "graph"), seconds(compile_time(resume))))
         elif brk.resume:
             out.append("      the rest of the frame ran without torch.compile (its resume function "
                        "%s was never compiled)" % brk.resume)
