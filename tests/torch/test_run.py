@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -234,3 +235,28 @@ def test_a_torch_without_an_internal_runs_the_program_without_a_dump(tmp_path):
         "running the program without a dump" % torch.__version__
     ]
     assert not (tmp_path / "dump").exists()
+
+
+def test_the_explain_example_names_what_to_fix_first(tmp_path):
+    # examples/explain_program.py: a graph break in a helper called from a loop (Dynamo skips
+    # the loop's frame), a data-dependent branch, value recompiles up to the recompile limit
+    # and a size recompile.
+    example = ROOT / "examples" / "explain_program.py"
+    shutil.copy(str(example), str(tmp_path / "explain_program.py"))
+    done = framescope("run", "--out", "dump", "--no-report", "explain_program.py", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stderr.splitlines()
+    top = lines[lines.index("worth fixing first:") + 1:]
+    firsts = [line for line in top if line[:5] in ("  1. ", "  2. ", "  3. ")]
+    assert firsts[0].startswith("  1. scale reached torch.compile's recompile_limit (4): calls that no cache entry")
+    assert re.match(r"  2\. loop runs without torch.compile: Dynamo skipped the whole function at a graph break"
+                    r"( \[GB\d{4}\])?$", firsts[1]), firsts[1]
+    assert firsts[2].startswith("  3. scale recompiled 3 times on n ")
+    assert "      called with n = 3; compiled for n = 1, 2" in lines
+    assert "      called with x = f32[8]; compiled for x = f32[4]" in lines
+    assert any(line.startswith("      suggestion: the shape of x changed") for line in lines)
+    assert any("Data-dependent branching" in line for line in lines)
+    explained = framescope("explain", "dump", "--json", cwd=tmp_path)
+    assert explained.returncode == 0
+    kinds = [finding["kind"] for finding in json.loads(explained.stdout)["findings"]]
+    assert kinds[:2] == ["recompile_limit", "recompile_limit"] and "graph_break" in kinds

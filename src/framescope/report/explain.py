@@ -10,6 +10,7 @@ three.
 """
 from __future__ import annotations
 
+import re
 from typing import Any, Dict, List, NamedTuple, Optional
 
 from framescope.report.index import Dump, GraphBreak, Recompile
@@ -20,6 +21,17 @@ from framescope.report.summary import (
 
 # Ranks of the kinds of findings: a frame that stopped compiling comes before all others.
 LIMIT, RECOMPILES, BREAK = 0, 1, 2
+
+# torch's words when it gives up on a whole frame at a graph break.
+SKIPPED = "skipping the function and falling back to eager"
+_RESUME = re.compile(r"^torch_dynamo_resume_in_(.+)_at_\d+(?:_\d+)?$")
+
+
+def resumed_name(resume: Optional[str]) -> Optional[str]:
+    """The function a resume function's name says it continues: ``loop`` for
+    ``torch_dynamo_resume_in_loop_at_12``."""
+    match = _RESUME.match(resume or "")
+    return match.group(1) if match else None
 
 
 class Finding(NamedTuple):
@@ -89,6 +101,15 @@ def recompile_findings(dump: Dump) -> List[Finding]:
 
 def break_finding(dump: Dump, brk: GraphBreak, count: int) -> Finding:
     resume = dump.frame(brk.resume)
+    if resume is None and SKIPPED in brk.reason.lower():
+        # Dynamo gave up on the whole frame: it runs uncompiled, every call.
+        frame = dump.frame(brk.frame)
+        name = frame.qualname if frame else resumed_name(brk.resume) or "a function"
+        return Finding(
+            LIMIT, None, "%s runs without torch.compile: Dynamo skipped the whole function at a graph break%s"
+            % (name, " [%s]" % brk.gb_code if brk.gb_code else ""),
+            where(brk.filename, brk.lineno), user_line(brk.filename, brk.lineno, brk.source_line),
+            brk.hints[0] if brk.hints else None)
     return Finding(
         BREAK, compile_time(resume) if resume else None,
         "graph break%s: %s%s" % (" (%d compiles)" % count if count > 1 else "",

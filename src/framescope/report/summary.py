@@ -158,7 +158,8 @@ def phases_text(frame: Frame) -> str:
     for entry in frame.entries:
         for name, value in entry.phases_s.items():
             totals[name] = totals.get(name, 0.0) + value
-    return ", ".join("%s %.2f s" % (label, totals[name]) for name, label in PHASE_NAMES if totals.get(name))
+    return ", ".join("%s %.2f s" % (label, totals[name]) for name, label in PHASE_NAMES
+                     if totals.get(name, 0.0) >= 0.005)
 
 
 def recompiles_lines(dump: Dump) -> List[str]:
