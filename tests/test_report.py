@@ -465,6 +465,10 @@ def test_explain_ranks_what_to_fix_first(dump_dir, capsys):
     assert json.loads(capsys.readouterr().out) == record
     assert cli.main(["explain", str(dump_dir / "prog.py")]) == 2
     assert capsys.readouterr().err.count("\n") == 1
+    # The report's first section is the same list.
+    page = Path(write_report(dump, str(dump_dir / "report"))).read_text()
+    section = page[page.index('<section id="worth-fixing">'):]
+    assert section.index("<strong>f recompiled 3 times") < section.index("<strong>graph break (4 compiles)")
 
 
 def test_explain_puts_a_frame_at_its_recompile_limit_first(dump_dir):

@@ -97,8 +97,8 @@ def index_page(site: Site) -> str:
         plural(len(dump.recompiles), "recompile"), plural(len(breaks), "graph break"),
         plural(len(dump.graphs), "graph"))
     body = ["<h1>framescope report</h1>", meta, '<p class="totals">%s</p>' % esc(totals),
-            frames_section(site), phases_section(site), recompiles_section(site), breaks_section(site, breaks),
-            graphs_section(site)]
+            findings_section(site), frames_section(site), phases_section(site), recompiles_section(site),
+            breaks_section(site, breaks), graphs_section(site)]
     if dump.warnings:
         body.append('<section id="warnings"><h2>Warnings</h2><ul>%s</ul></section>' % "".join(
             '<li class="warning">%s</li>' % esc(text) for text in dump.warnings))
@@ -118,6 +118,22 @@ def frames_section(site: Site) -> str:
     return ('<section id="frames"><h2>Compiled frames</h2><table><thead><tr><th>frame</th><th>source</th>'
             '<th>cache entries</th><th>graphs</th><th>compile time</th><th></th></tr></thead>'
             '<tbody>%s</tbody></table></section>' % "".join(rows))
+
+
+def findings_section(site: Site) -> str:
+    """What to change first, ranked (framescope explain's list)."""
+    from framescope.report.explain import findings
+
+    items = []
+    for finding in findings(site.dump):
+        place = esc(finding.place)
+        items.append('<li><strong>%s</strong>%s<br>%s%s%s</li>' % (
+            esc(finding.title), "" if finding.cost_s is None else " (%.2f s compiling)" % finding.cost_s,
+            place, ' <code class="user-line">%s</code>' % esc(finding.line) if finding.line else "",
+            '<br><span class="suggestion">suggestion: %s</span>' % esc(finding.advice) if finding.advice else ""))
+    if not items:
+        return ""
+    return '<section id="worth-fixing"><h2>Worth fixing first</h2><ol>%s</ol></section>' % "".join(items)
 
 
 def phases_section(site: Site) -> str:
