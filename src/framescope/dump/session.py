@@ -371,9 +371,12 @@ class FolderLock:
             return cls(None)
         try:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
+        except BlockingIOError:  # held by another process
             handle.close()
             return None
+        except OSError:  # a file system without locks: share the folder
+            handle.close()
+            return cls(None)
         handle.seek(0)
         handle.truncate()
         handle.write("%d\n" % os.getpid())
