@@ -301,6 +301,10 @@ def kernels_by_line(site: Site, block) -> Dict[int, List[str]]:
 def kernels_section(site: Site, graph: Graph) -> str:
     """Each kernel of the graph's Inductor code, where it is defined, and the user lines it computes."""
     if not graph.kernels:
+        if any(stage.split(".")[-1].startswith("inductor") for stage in graph.files):
+            return ('<section id="kernels"><h2>Kernels and the lines they compute</h2><p>torch %s gave no '
+                    'provenance for this graph\'s kernels (Inductor tracks it from torch 2.8 on).</p></section>'
+                    % esc(site.dump.torch or ""))
         return ""
     rows = []
     for number, kernel in enumerate(graph.kernels):

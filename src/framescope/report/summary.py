@@ -175,7 +175,10 @@ def breaks_lines(dump: Dump) -> List[str]:
     breaks = distinct_breaks(dump.graph_breaks)
     if not breaks:
         return []
-    out = ["", "graph breaks:"]
+    # A torch before 2.8 names no graph-break codes: say so once rather than show none.
+    coded = any(brk.gb_code for brk, _count in breaks)
+    out = ["", "graph breaks:" if coded else "graph breaks (torch %s gives no graph-break codes):" % (
+        dump.torch or "of the dump")]
     for brk, count in breaks:
         frame = dump.frame(brk.frame)
         out.append("  %s%s%s: %s%s" % (
