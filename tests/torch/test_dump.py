@@ -608,10 +608,10 @@ def test_two_threads_compiling(tmp_path):
     pytest.importorskip("torch")
     from importlib.metadata import version
 
-    if version("torch").startswith("2.10."):
+    if version("torch").startswith(("2.10.", "2.11.")):
         # Measured: this program without framescope (no dump) ends by SIGSEGV in 2 of 3 runs
-        # on torch 2.10.0; 2.11 and later run it.
-        pytest.skip("torch 2.10 itself crashes when two threads compile at once")
+        # on torch 2.10.0 and in 6 of 6 on torch 2.11.0 (CPython 3.11); 2.12 and later run it.
+        pytest.skip("torch 2.10 and 2.11 themselves crash when two threads compile at once")
     program = tmp_path / "threads.py"
     program.write_text(THREADS_PROGRAM, encoding="utf-8")
     assert tagged(run_program(program, "out"), "OUT") is True
