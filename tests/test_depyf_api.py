@@ -58,6 +58,7 @@ def test_framescope_prepare_debug_is_depyfs():
 def test_uninstall_without_install_does_nothing():
     depyf.uninstall()
     depyf.uninstall()
+    assert depyf._handle is None
 
 
 def test_depyfs_decompile_example_dataclass_methods():

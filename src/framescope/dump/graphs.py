@@ -46,6 +46,7 @@ import weakref
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from framescope import torch_internals
+from framescope.dump import naming
 from framescope.dump.naming import sanitise
 
 __all__ = ["start", "stop", "graph_file", "shape_text"]
@@ -153,7 +154,7 @@ class _Graph:
         for ref, piece in self.pieces:
             if ref() is module:
                 return piece + "."
-        piece = "piece_%d" % (len(self.pieces) + 1)
+        piece = naming.piece_name(len(self.pieces) + 1)
         self.pieces.append((weakref.ref(module), piece))
         return piece + "."
 
@@ -432,7 +433,7 @@ class GraphDumper:
         stage = prefix + stage
         try:
             text = record.payload
-            if stage.split(".")[-1].startswith("inductor"):
+            if naming.split_stage(stage)[1].startswith("inductor"):
                 path = record.metadata.get("file_path") or record.metadata.get("filename")
                 header = self._header(graph, stage, None)
                 self._write(graph, stage, header + text)
@@ -518,7 +519,7 @@ class GraphDumper:
 
     @staticmethod
     def _stage_title(graph: _Graph, stage: str) -> str:
-        piece, _, base = stage.rpartition(".")
+        piece, base = naming.split_stage(stage)
         title = _STAGE_TITLES.get(base, base)
         if not piece:
             return title

@@ -11,7 +11,7 @@ import hashlib
 import re
 import sys
 import types
-from typing import Dict, Mapping, Optional, Set
+from typing import Dict, Mapping, Optional, Set, Tuple
 
 # torch names each compiled graph ``__compiled_fn_<n>`` and, since 2.13, appends a random uuid;
 # <n> comes from a counter of the whole process.
@@ -129,6 +129,24 @@ BYTECODE_KINDS = ("original", "transformed", "decompiled_and_compiled_back")
 def bytecode_file(transformed: str, kind: str) -> str:
     """The file of one code object of an entry (``marshal.load`` reads it back)."""
     return "%s.%s_bytecode" % (transformed, kind)
+
+
+def piece_name(number: int) -> str:
+    """The name of the ``number``-th piece (from 1) of a graph a backend split: ``piece_2``."""
+    return "piece_%d" % number
+
+
+def split_stage(stage: str) -> Tuple[str, str]:
+    """(piece, stage) of a graph file's stage key: ``("piece_2", "inductor")`` for a piece's
+    ``piece_2.inductor``, ``("", "inductor")`` for the graph's own ``inductor``."""
+    piece, _, base = stage.rpartition(".")
+    return piece, base
+
+
+def piece_number(piece: str) -> int:
+    """The number of a piece (``piece_2`` -> 2); 0 for the graph itself ("")."""
+    digits = piece[len("piece_"):]
+    return int(digits) if piece.startswith("piece_") and digits.isdigit() else 0
 
 
 def full_code_file(frame_id: str) -> str:

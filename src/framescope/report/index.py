@@ -12,6 +12,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
+from framescope.dump.naming import piece_number, split_stage
+
 FORMAT = "framescope-dump/1"
 
 #: The stages a graph can have a file for, in the order the compiler goes through them
@@ -414,8 +416,8 @@ class _Reader:
 def _in_stage_order(files: Dict[str, str]) -> Dict[str, str]:
     def key(item: Tuple[int, str]) -> Tuple[int, int, int]:
         position, stage = item
-        piece, _, base = stage.rpartition(".")
-        number = int(piece[len("piece_"):]) if piece.startswith("piece_") and piece[6:].isdigit() else 0
+        piece, base = split_stage(stage)
+        number = piece_number(piece)
         order = STAGES.index(base) if base in STAGES else len(STAGES)
         return number, order, position
 

@@ -12,6 +12,7 @@ from framescope.report.html import (CSS, INDEX, Site, code_block, definition_lis
                                     safe_name)
 from framescope.report.index import Dump, Frame, Graph, GraphBreak
 from framescope.report.readable import break_summary, failed_guards, where
+from framescope.dump.naming import split_stage
 from framescope.report.chart import phase_totals, phases_chart
 from framescope.report.summary import argument_changes, compile_time, distinct_breaks, plural, seconds, user_line
 
@@ -31,7 +32,7 @@ STAGE_TITLES = {
 
 def stage_title(graph: Graph, stage: str) -> str:
     """A stage's heading; a piece's stage (``piece_2.inductor``) names the piece."""
-    piece, _, base = stage.rpartition(".")
+    piece, base = split_stage(stage)
     title = STAGE_TITLES.get(base, base)
     if not piece:
         return title
@@ -301,7 +302,7 @@ def kernels_by_line(site: Site, block) -> Dict[int, List[str]]:
 def kernels_section(site: Site, graph: Graph) -> str:
     """Each kernel of the graph's Inductor code, where it is defined, and the user lines it computes."""
     if not graph.kernels:
-        if any(stage.split(".")[-1].startswith("inductor") for stage in graph.files):
+        if any(split_stage(stage)[1].startswith("inductor") for stage in graph.files):
             return ('<section id="kernels"><h2>Kernels and the lines they compute</h2><p>torch %s gave no '
                     'provenance for this graph\'s kernels (Inductor tracks it from torch 2.8 on).</p></section>'
                     % esc(site.dump.torch or ""))

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Dict, List, NamedTuple, Optional, Tuple
 
+from framescope.report.chart import phase_totals
 from framescope.report.index import Dump, Frame, GraphBreak, Recompile
 from framescope.report.readable import break_summary, guard_summary, guarded_names, recompile_advice, where
 from framescope.report.source import source_line
@@ -154,10 +155,7 @@ PHASE_NAMES = (("dynamo", "Dynamo"), ("aot", "AOTAutograd"), ("inductor", "Induc
 def phases_text(frame: Frame) -> str:
     """``Dynamo 0.31 s, AOTAutograd 0.50 s, Inductor 1.20 s, codegen 0.40 s`` over the frame's
     entries; "" when torch timed no phase."""
-    totals: Dict[str, float] = {}
-    for entry in frame.entries:
-        for name, value in entry.phases_s.items():
-            totals[name] = totals.get(name, 0.0) + value
+    totals = phase_totals([entry.phases_s for entry in frame.entries])
     return ", ".join("%s %.2f s" % (label, totals[name]) for name, label in PHASE_NAMES
                      if totals.get(name, 0.0) >= 0.005)
 
