@@ -521,6 +521,16 @@ def _compiling_argument(name: str) -> Optional[Dict[str, object]]:
     return None
 
 
+def dynamo_limit(name: str) -> Optional[int]:
+    """The value of Dynamo's config setting *name* (``recompile_limit``,
+    ``accumulated_recompile_limit``) now; None when torch has no such integer setting."""
+    require(DUMP)
+    import torch._dynamo.config as config
+
+    value = getattr(config, name, None)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def bytecode_logger() -> Any:
     """The logger behind ``TORCH_LOGS="+bytecode"`` (torch's "bytecode" artifact)."""
     require(DEPYF_INSTALL)

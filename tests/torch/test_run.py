@@ -252,6 +252,9 @@ def test_the_explain_example_names_what_to_fix_first(tmp_path):
     assert re.match(r"  2\. loop runs without torch.compile: Dynamo skipped the whole function at a graph break"
                     r"( \[GB\d{4}\])?$", firsts[1]), firsts[1]
     assert firsts[2].startswith("  3. scale recompiled 3 times on n ")
+    # The first limit names the user's file as it does every other place.
+    assert top[top.index(firsts[0]) + 1].startswith("     explain_program.py:32: return x * n"), top
+    assert "      Dynamo skipped the whole function: every call of loop runs without torch.compile" in lines
     assert "      called with n = 3; compiled for n = 1, 2" in lines
     assert "      called with x = f32[8]; compiled for x = f32[4]" in lines
     assert any(line.startswith("      suggestion: the shape of x changed") for line in lines)

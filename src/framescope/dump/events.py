@@ -37,6 +37,7 @@ _HINT = re.compile(r"^\s*Hint: (.+)$", re.M)
 _LIMIT_HIT = re.compile(r"recompile[_ ]limit|cache[_ ]size[_ ]limit|accumulated_recompile_limit", re.I)
 _LIMIT_NAME = re.compile(r"Limit type: (\w+)")
 _LIMIT_VALUE = re.compile(r"currently set to (\d+)")
+_LIMIT_REACHED = re.compile(r"\b(\w*recompile_limit|cache_size_limit) reached")
 
 
 def parse_graph_break(text: str) -> Dict[str, Any]:
@@ -147,9 +148,13 @@ def recompile_limit(fail_reason: Optional[str]) -> Optional[Dict[str, Any]]:
     None for any other outcome."""
     if not fail_reason or not _LIMIT_HIT.search(fail_reason):
         return None
-    name = _LIMIT_NAME.search(fail_reason)
+    named = _LIMIT_NAME.search(fail_reason) or _LIMIT_REACHED.search(fail_reason)
+    name = named.group(1) if named else "recompile_limit"
     value = _LIMIT_VALUE.search(fail_reason)
-    return {"name": name.group(1) if name else "recompile_limit", "value": int(value.group(1)) if value else None}
+    if value:
+        return {"name": name, "value": int(value.group(1))}
+    # torch 2.10 says only "recompile_limit reached": the limit is the setting's value now.
+    return {"name": name, "value": torch_internals.dynamo_limit(name)}
 
 
 def _source_line(filename: Optional[str], lineno: Optional[int]) -> Optional[str]:
@@ -222,6 +227,9 @@ class EventRecorder:
             return
         compile_id = str(compile_id)
         code = (metrics.get("co_name"), metrics.get("co_filename"), metrics.get("co_firstlineno"))
+        if code[1] is None:
+            # torch 2.10 names no code in the metrics of a compile refused at the limit.
+            code = self._frame_code(compile_id) or code
         self.compiles[compile_id] = code
         fields: Dict[str, Any] = {}
         if metrics.get("entire_frame_compile_time_s") is not None:
@@ -262,6 +270,14 @@ class EventRecorder:
         if fields:
             self.session.update_entry(compile_id, **fields)
         self._link_resumes()
+
+    def _frame_code(self, compile_id: str) -> Optional[Tuple[Optional[str], Optional[str], Optional[int]]]:
+        """The code of an earlier compile of the same frame ("5/0" for "5/4"), if one ended."""
+        frame = compile_id.split("/")[0]
+        for other, code in self.compiles.items():
+            if other.split("/")[0] == frame and code[1] is not None:
+                return code
+        return None
 
     # ------------------------------------------------------------------ resume functions
 

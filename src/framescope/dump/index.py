@@ -12,7 +12,7 @@ index.json (``"format": "framescope-dump/1"``)::
      "graphs": [{"name", "torch_name", "frame", "entry", "compile_id", "backend", "nodes",
                  "ops", "inputs", "files", "runs_from_file", "pieces"}],
      "graph_breaks": [{"frame", "reason", "gb_code", "docs", "hints", "filename", "lineno", "source_line",
-                       "resume"}],
+                       "resume", "skipped"}],
      "recompiles": [{"frame", "entry", "compile_id", "reason", "filename", "lineno", "source_line",
                      "limit", "arguments"}],
      "warnings": [str]}
@@ -42,10 +42,17 @@ def build(session: "DumpSession") -> Dict[str, Any]:
         "argv": list(session.argv),
         "frames": [_plain(frame) for frame in session.frames],
         "graphs": [_plain(session.resolve(graph)) for graph in session.graphs],
-        "graph_breaks": [_plain(session.resolve(item)) for item in session.graph_breaks],
+        "graph_breaks": [_plain(_graph_break(session.resolve(item))) for item in session.graph_breaks],
         "recompiles": [_plain(session.resolve(item)) for item in session.recompiles],
         "warnings": list(session.warnings),
     }
+
+
+def _graph_break(info: Dict[str, Any]) -> Dict[str, Any]:
+    """A graph break with ``skipped``: no compile of its frame made a cache entry, so Dynamo
+    gave up on the whole function and it runs without torch.compile."""
+    info["skipped"] = info.get("frame") is None and info.get("compile_id") is not None
+    return info
 
 
 def _plain(value: Any) -> Any:

@@ -10,29 +10,16 @@ three.
 """
 from __future__ import annotations
 
-import re
 from typing import Any, Dict, List, NamedTuple, Optional
 
 from framescope.report.index import Dump, GraphBreak, Recompile
-from framescope.report.readable import break_summary, guard_summary, where
+from framescope.report.readable import break_summary, guard_summary, resumed_name, skipped_frame, where
 from framescope.report.summary import (
     argument_changes, breaks_lines, compile_time, distinct_breaks, recompiles_lines, user_line,
 )
 
 # Ranks of the kinds of findings: a frame that stopped compiling comes before all others.
 LIMIT, RECOMPILES, BREAK = 0, 1, 2
-
-# torch's words when it gives up on a whole frame at a graph break.
-SKIPPED = "skipping the function and falling back to eager"
-_RESUME = re.compile(r"^torch_dynamo_resume_in_(.+)_at_\d+(?:_\d+)?$")
-
-
-def resumed_name(resume: Optional[str]) -> Optional[str]:
-    """The function a resume function's name says it continues: ``loop`` for
-    ``torch_dynamo_resume_in_loop_at_12``."""
-    match = _RESUME.match(resume or "")
-    return match.group(1) if match else None
-
 
 class Finding(NamedTuple):
     """One thing worth changing in the program."""
@@ -101,7 +88,7 @@ def recompile_findings(dump: Dump) -> List[Finding]:
 
 def break_finding(dump: Dump, brk: GraphBreak, count: int) -> Finding:
     resume = dump.frame(brk.resume)
-    if resume is None and SKIPPED in brk.reason.lower():
+    if resume is None and skipped_frame(brk):
         # Dynamo gave up on the whole frame: it runs uncompiled, every call.
         frame = dump.frame(brk.frame)
         name = frame.qualname if frame else resumed_name(brk.resume) or "a function"

@@ -144,6 +144,9 @@ class GraphBreak:
     source_line: Optional[str] = None
     #: Id of the resume frame that carries on after the break.
     resume: Optional[str] = None
+    #: Dynamo gave up on the whole function at this break: no compile of it made a cache
+    #: entry, so every call runs without torch.compile.
+    skipped: bool = False
 
 
 @dataclass
@@ -394,6 +397,7 @@ class _Reader:
             lineno=self.get(obj, "lineno", int, None, where),
             source_line=self.get(obj, "source_line", str, None, where),
             resume=self.get(obj, "resume", str, None, where),
+            skipped=self.get(obj, "skipped", bool, False, where),
         )
 
     def recompile(self, obj: Dict[str, Any], where: str) -> Recompile:

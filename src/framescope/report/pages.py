@@ -11,7 +11,7 @@ from framescope.report.highlight import style_css
 from framescope.report.html import (CSS, INDEX, Site, code_block, definition_list, esc, page, same_file,
                                     safe_name)
 from framescope.report.index import Dump, Frame, Graph, GraphBreak
-from framescope.report.readable import break_summary, failed_guards, where
+from framescope.report.readable import break_summary, failed_guards, resumed_name, skipped_frame, where
 from framescope.dump.naming import split_stage
 from framescope.report.chart import phase_totals, phases_chart
 from framescope.report.summary import argument_changes, compile_time, distinct_breaks, plural, seconds, user_line
@@ -193,18 +193,31 @@ def break_hints(brk: GraphBreak) -> str:
     return '<ul class="hints">%s</ul>' % "".join("<li>hint: %s</li>" % esc(hint) for hint in brk.hints)
 
 
+def break_frame(site: Site, brk: GraphBreak) -> str:
+    """The function being compiled when it broke (named after its resume function when
+    Dynamo skipped it, so that it has no page)."""
+    if brk.frame is None and skipped_frame(brk):
+        return esc(resumed_name(brk.resume) or "a function")
+    return site.frame_link(brk.frame)
+
+
+def break_continuation(site: Site, brk: GraphBreak) -> str:
+    if site.dump.frame(brk.resume) is None and skipped_frame(brk):
+        return "<br>Dynamo skipped the whole function: every call runs without torch.compile"
+    return "<br>continues in %s" % site.frame_link(brk.resume) if brk.resume else ""
+
+
 def breaks_section(site: Site, breaks) -> str:
     items = []
     for brk, count in breaks:
         text = user_line(brk.filename, brk.lineno, brk.source_line)
         items.append('<li>%s in %s%s: %s%s%s%s%s<details><summary>torch\'s explanation</summary>'
                      '<pre class="reason">%s</pre></details></li>' % (
-                         site.source_link(brk.filename, brk.lineno, brk.frame), site.frame_link(brk.frame),
+                         site.source_link(brk.filename, brk.lineno, brk.frame), break_frame(site, brk),
                          " (in %d compiles)" % count if count > 1 else "", break_code(brk),
                          esc(break_summary(brk.reason)),
                          ' <br><code class="user-line">%s</code>' % esc(text) if text else "",
-                         "<br>continues in %s" % site.frame_link(brk.resume) if brk.resume else "",
-                         break_hints(brk), esc(brk.reason)))
+                         break_continuation(site, brk), break_hints(brk), esc(brk.reason)))
     if not items:
         return '<section id="graph-breaks"><h2>Graph breaks</h2><p>None.</p></section>'
     return '<section id="graph-breaks"><h2>Graph breaks</h2><ol>%s</ol></section>' % "".join(items)

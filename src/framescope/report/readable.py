@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import List, Optional
+from typing import Any, List, Optional
 
 COMPILE_ID = re.compile(r"^\[?(\d+/\d+)\]?:\s*")
 TRAILING_COMMENT = re.compile(r"\s{2,}#.*$")
@@ -96,6 +96,23 @@ def break_summary(reason: str) -> str:
     if title and explanation:
         return "%s: %s" % (title.rstrip(":"), explanation)
     return title or explanation or (lines[0] if lines else "(no reason given)")
+
+
+# torch's words when it gives up on a whole frame at a graph break (torch 2.11+).
+_SKIPPED = "skipping the function and falling back to eager"
+_RESUME = re.compile(r"^torch_dynamo_resume_in_(.+)_at_\d+(?:_\d+)?$")
+
+
+def resumed_name(resume: Optional[str]) -> Optional[str]:
+    """The function a resume function's name says it continues: ``loop`` for
+    ``torch_dynamo_resume_in_loop_at_12``."""
+    match = _RESUME.match(resume or "")
+    return match.group(1) if match else None
+
+
+def skipped_frame(brk: Any) -> bool:
+    """Dynamo gave up on the whole function at this graph break: it runs uncompiled."""
+    return brk.skipped or _SKIPPED in brk.reason.lower()
 
 
 def where(filename: Optional[str], lineno: Optional[int]) -> str:

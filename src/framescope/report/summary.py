@@ -5,7 +5,8 @@ from typing import Dict, List, NamedTuple, Optional, Tuple
 
 from framescope.report.chart import phase_totals
 from framescope.report.index import Dump, Frame, GraphBreak, Recompile
-from framescope.report.readable import break_summary, guard_summary, guarded_names, recompile_advice, where
+from framescope.report.readable import (
+    break_summary, guard_summary, guarded_names, recompile_advice, resumed_name, skipped_frame, where)
 from framescope.report.source import source_line
 
 
@@ -179,8 +180,10 @@ def breaks_lines(dump: Dump) -> List[str]:
         dump.torch or "of the dump")]
     for brk, count in breaks:
         frame = dump.frame(brk.frame)
+        skipped = skipped_frame(brk) and dump.frame(brk.resume) is None
+        name = frame.qualname if frame else resumed_name(brk.resume) if skipped else None
         out.append("  %s%s%s: %s%s" % (
-            where(brk.filename, brk.lineno), " in " + frame.qualname if frame else "",
+            where(brk.filename, brk.lineno), " in " + name if name else "",
             " (%d compiles)" % count if count > 1 else "", "[%s] " % brk.gb_code if brk.gb_code else "",
             break_summary(brk.reason)))
         text = user_line(brk.filename, brk.lineno, brk.source_line)
@@ -191,6 +194,9 @@ def breaks_lines(dump: Dump) -> List[str]:
             graphs = sum(len(entry.graphs) for entry in resume.entries)
             out.append("      continues in %s, which adds %s and %s of compiling" % (
                 brk.resume, plural(graphs, "graph"), seconds(compile_time(resume))))
+        elif skipped:
+            out.append("      Dynamo skipped the whole function: every call of %s runs without torch.compile"
+                       % (name or "it"))
         elif brk.resume:
             out.append("      the rest of the frame ran without torch.compile (its resume function "
                        "%s was never compiled)" % brk.resume)
