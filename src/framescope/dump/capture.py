@@ -18,6 +18,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from framescope import debugging, torch_internals
 from framescope.dump import fullcode, naming, transformed
+from framescope.dump.folder import NotWritten
 from framescope.dump.session import DumpSession, FrameState
 
 # Modules of the dump package that capture more (graphs, events): each has start(session)
@@ -84,7 +85,13 @@ class Capture:
         path = str(session.path_of(name))
         header = _header(state, index, compile_id)
         result = transformed.make(code, new_code, path, header, session.graph_name, module_globals)
-        session.write(name, result.text)
+        unwritten = None
+        try:
+            session.write(name, result.text)
+        except NotWritten as exc:
+            # No file to run from, set breakpoints in or read: Dynamo's own code runs.
+            unwritten = str(exc)
+            result = transformed.Result(result.text, None, None, unwritten, {})
         if result.code is not None and module_globals is not None:
             transformed.install_aliases(result, module_globals)
         entry = {
@@ -107,7 +114,9 @@ class Capture:
         state.entry_sources.append(result.source)
         self.pending.append((state, entry, runs))
         self.link_resumes(state, entry, new_code, module_globals)
-        if result.reason is not None:
+        if unwritten is not None:
+            session.warn("cache entry %d of %s runs Dynamo's own code: %s" % (index, frame["qualname"], unwritten))
+        elif result.reason is not None:
             session.warn(
                 "could not decompile cache entry %d of %s (%s); Dynamo's own code runs for it"
                 % (index, frame["qualname"], result.reason)
@@ -195,10 +204,12 @@ class Capture:
                 "could not write %s: %s: %s" % (state.record["full_code"], type(exc).__name__, exc)
             )
 
-    def save(self) -> None:
+    def save(self, final: bool = False) -> None:
         """Write the index; a failure is a warning."""
         try:
-            self.session.save()
+            self.session.save(final)
+        except NotWritten as exc:
+            self.session.warn(str(exc))
         except Exception as exc:
             self.session.warn("could not write index.json: %s: %s" % (type(exc).__name__, exc))
 
@@ -303,7 +314,7 @@ def stop(capture: Capture, session: DumpSession) -> None:
         # may have been added since.
         for state in list(session.states.values()):
             capture.write_full_code(state)
-        capture.save()
+        capture.save(final=True)
 
 
 def _guarded(session: DumpSession, function: Any, module_name: str) -> None:

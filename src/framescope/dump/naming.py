@@ -154,6 +154,36 @@ def full_code_file(frame_id: str) -> str:
     return "full_code_for_%s.py" % frame_id
 
 
+#: The line that starts the explanation in a transformed-code file that holds Dynamo's
+#: bytecode instead of Python.
+FALLBACK_LINE = "# framescope could not turn this code into Python:"
+
+_TRANSFORMED_FILE = re.compile(r"__transformed_code_(\d+)_for_(\w+)\.py")
+_FULL_CODE_FILE = re.compile(r"full_code_for_(\w+)\.py")
+_GRAPH_FILE = re.compile(r"(__compiled_fn_\d+)\.((?:piece_\d+\.)?\w+)\.py")
+_BYTECODE_FILE = re.compile(r"__transformed_code_\d+_for_\w+\.py\.\w+_bytecode")
+
+
+def parse_file_name(name: str) -> Optional[Tuple[str, str, str]]:
+    """What a dump file's name says, the inverse of the names above: ``("transformed",
+    frame_id, index)``, ``("full_code", frame_id, "")``, ``("graph", graph, stage)``,
+    ``("bytecode", file, "")`` or ``("index", name, "")``; None for any other name."""
+    if name in ("index.json", "index.md"):
+        return ("index", name, "")
+    match = _TRANSFORMED_FILE.fullmatch(name)
+    if match:
+        return ("transformed", match.group(2), match.group(1))
+    match = _FULL_CODE_FILE.fullmatch(name)
+    if match:
+        return ("full_code", match.group(1), "")
+    match = _GRAPH_FILE.fullmatch(name)
+    if match:
+        return ("graph", match.group(1), match.group(2))
+    if _BYTECODE_FILE.fullmatch(name):
+        return ("bytecode", name, "")
+    return None
+
+
 def guard_function(index: int, frame_id: str) -> str:
     """Name of the guard function of cache entry ``index`` in the frame's full-code file."""
     return "__guard_%d_for_%s" % (index, frame_id)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import linecache
 import os
-import re
 import sys
 import threading
 import types
@@ -24,6 +23,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from framescope.dump import index as _index
 from framescope.dump import naming
+from framescope.dump.folder import DumpFolder, FolderLock, NotWritten, remove_stale
 from framescope.dump.naming import FrameIds, full_code_file, graph_name
 
 
@@ -95,7 +95,7 @@ class DumpSession:
         self.graph_names: Dict[str, str] = {}
         self._graph_count = 0
         self._ids = FrameIds()
-        self._dir: Optional[Path] = None
+        self._folder: Optional[DumpFolder] = None
         self._lock: Optional[FolderLock] = None
         self._warned = False
         # compile id -> (frame record, entry record) of each cache entry made so far.
@@ -112,30 +112,41 @@ class DumpSession:
         Decided on first use: ``root/rank_<r>`` when torch.distributed runs with more than
         one process (from the initialised process group, else the RANK / WORLD_SIZE
         variables that launchers set; ``root`` itself when it is named ``rank_<r>`` already),
-        ``root`` otherwise. Files an earlier dump left there
-        (names a dump writes, nothing else) are removed then, so that the folder shows
-        this run only.
+        ``root`` otherwise; ``process_<pid>`` inside it while another program dumps there.
+        Files an earlier dump left there (names a dump writes, nothing else) are removed
+        then, so that the folder shows this run only.
         """
+        return self.folder.path
+
+    @property
+    def folder(self) -> DumpFolder:
+        """The DumpFolder of :attr:`directory` (opened on first use)."""
         with self.lock:
-            if self._dir is None:
-                rank = _distributed_rank()
-                path = self.root
-                if rank is not None and self.root.name != "rank_%d" % rank:  # not named per rank already
-                    path = self.root / ("rank_%d" % rank)
-                path.mkdir(parents=True, exist_ok=True)
-                self._lock = FolderLock.take(path)
-                if self._lock is None:
-                    # Another program dumps into this folder now: keep out of its files.
-                    holder = FolderLock.holder(path)
-                    path = path / ("process_%d" % os.getpid())
-                    path.mkdir(parents=True, exist_ok=True)
-                    self._lock = FolderLock.take(path)
-                    self._dir = path
-                    self.warn("another program%s is dumping into %s; this one writes into %s"
-                              % (" (pid %s)" % holder if holder else "", path.parent, path))
-                _remove_stale(path)
-                self._dir = path
-            return self._dir
+            if self._folder is None:
+                self._folder = self._open_folder()
+            return self._folder
+
+    def _open_folder(self) -> DumpFolder:
+        rank = _distributed_rank()
+        path = self.root
+        if rank is not None and self.root.name != "rank_%d" % rank:  # not named per rank already
+            path = self.root / ("rank_%d" % rank)
+        folder = DumpFolder(path)
+        folder.open()
+        if folder.stopped is not None:
+            self._warn_not_written(folder, folder.stopped)
+            return folder
+        self._lock = FolderLock.take(path)
+        if self._lock is None:
+            # Another program dumps into this folder now: keep out of its files.
+            holder = FolderLock.holder(path)
+            folder = DumpFolder(path / ("process_%d" % os.getpid()))
+            folder.open()
+            self._lock = FolderLock.take(folder.path)
+            self.warn("another program%s is dumping into %s; this one writes into %s"
+                      % (" (pid %s)" % holder if holder else "", path, folder.path))
+        remove_stale(folder.path)
+        return folder
 
     def release(self) -> None:
         """Let other programs use the folder (at the end of the dump)."""
@@ -144,31 +155,38 @@ class DumpSession:
         if lock is not None:
             lock.release()
 
-    def write(self, name: str, text: "str | bytes") -> Path:
+    def write(self, name: str, text: "str | bytes", retry: bool = False) -> Path:
         """Write ``text`` (or bytes) to the file ``name`` of the dump folder, atomically; return
         its path.
 
         ``name`` is relative to the folder (``a/b.py`` makes ``a/``). Readers never see a
-        half-written file: the text goes to a temporary file that then replaces ``name``.
+        half-written file (see DumpFolder). A file the disk refuses raises NotWritten; the
+        first refusal of a folder that stops taking files warns, once.
         """
         parts = Path(name).parts
         if not parts or Path(name).is_absolute() or ".." in parts:
             raise ValueError("a dump file name must be relative and stay inside the dump: %r" % name)
         with self.lock:
-            path = self.directory / name
-            path.parent.mkdir(parents=True, exist_ok=True)
-            temp = path.with_name(".%s.%d.tmp" % (path.name, os.getpid()))
-            if isinstance(text, bytes):
-                with open(temp, "wb") as handle:
-                    handle.write(text)
-            else:
-                with open(temp, "w", encoding="utf-8") as handle:
-                    handle.write(text)
-            os.replace(temp, path)
+            folder = self.folder
+            try:
+                path = folder.write(name, text, retry=retry)
+            except NotWritten as exc:
+                if exc.first and folder.stopped is not None:
+                    self._warn_not_written(folder, str(exc))
+                raise
         # pdb and tracebacks read files through linecache: a debugger that read this file's
         # earlier text (a breakpoint set before this run) must show the new one.
         linecache.checkcache(str(path))
         return path
+
+    def _warn_not_written(self, folder: DumpFolder, why: str) -> None:
+        """The one warning that the dump folder stopped taking files."""
+        message = "framescope.dump: cannot write into %s (%s); the dump stops writing there and the " \
+            "program goes on unchanged" % (folder.path, why)
+        with self.lock:
+            self.warnings.append(message[len("framescope.dump: "):])
+            self._warned = True  # the callers' own warnings about this failure stay quiet
+        warnings.warn(message, DumpWarning, stacklevel=_user_stacklevel())
 
     def path_of(self, name: str) -> Path:
         """Where the dump file ``name`` is (or will be)."""
@@ -286,12 +304,16 @@ class DumpSession:
         """Record something framescope could not do; the first one also becomes a DumpWarning."""
         message = " ".join(str(message).split())
         with self.lock:
+            if message in self.warnings:
+                return  # the same problem met again (each save of an index that cannot be written)
             self.warnings.append(message)
             first, self._warned = not self._warned, True
         if first:
+            folder = self._folder
+            listed = "" if folder is not None and (folder.stopped or "index.json" in folder.refused) else \
+                "; every such problem is listed in %s" % ((folder.path if folder else self.root) / "index.json")
             warnings.warn(
-                "framescope.dump: %s (the program is not affected; every such problem is "
-                "listed in %s)" % (message, (self._dir or self.root) / "index.json"),
+                "framescope.dump: %s (the program is not affected%s)" % (message, listed),
                 DumpWarning,
                 stacklevel=_user_stacklevel(),
             )
@@ -331,12 +353,15 @@ class DumpSession:
         if arguments is not None and "arguments" not in out:
             out["arguments"] = arguments
 
-    def save(self) -> None:
-        """Write index.json and index.md (each atomically)."""
+    def save(self, final: bool = False) -> None:
+        """Write index.json and index.md (each atomically); ``final`` (at the end of the dump)
+        tries a folder that stopped for want of space once more."""
         with self.lock:
             data = _index.build(self)
-            self.write("index.json", _index.to_json(data))
-            self.write("index.md", _index.to_markdown(data))
+            try:
+                self.write("index.json", _index.to_json(data), retry=final)
+            finally:  # the page for people is worth having without the index, too
+                self.write("index.md", _index.to_markdown(data))
 
     def emit(self, event: Event) -> None:
         """Pass an event to ``on_event``; its exceptions become dump warnings."""
@@ -348,75 +373,11 @@ class DumpSession:
             self.warn("the on_event callback raised %s: %s" % (type(exc).__name__, exc))
 
 
-class FolderLock:
-    """A dump folder in use by one process: an exclusive ``flock`` on ``.framescope.lock`` in
-    it, held while the dump runs and let go by the system if the process dies. Where the
-    platform has no ``flock`` every take succeeds (two programs then share the folder)."""
-
-    NAME = ".framescope.lock"
-
-    def __init__(self, handle: Any) -> None:
-        self._handle = handle
-
-    @classmethod
-    def take(cls, folder: Path) -> "Optional[FolderLock]":
-        """The lock of ``folder``, or None when another live process holds it."""
-        try:
-            import fcntl
-        except ImportError:  # Windows, WebAssembly
-            return cls(None)
-        try:
-            handle = open(folder / cls.NAME, "a+", encoding="utf-8")
-        except OSError:  # a folder framescope cannot write: later writes say so
-            return cls(None)
-        try:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:  # held by another process
-            handle.close()
-            return None
-        except OSError:  # a file system without locks: share the folder
-            handle.close()
-            return cls(None)
-        handle.seek(0)
-        handle.truncate()
-        handle.write("%d\n" % os.getpid())
-        handle.flush()
-        return cls(handle)
-
-    @classmethod
-    def holder(cls, folder: Path) -> Optional[str]:
-        """The pid the holder wrote into the lock file, if it can be read."""
-        try:
-            return (folder / cls.NAME).read_text(encoding="utf-8").strip() or None
-        except OSError:
-            return None
-
-    def release(self) -> None:
-        handle, self._handle = self._handle, None
-        if handle is not None:
-            handle.close()  # closing lets the flock go
-
-
-def _remove_stale(folder: Path) -> None:
-    for path in folder.iterdir():
-        if is_dump_file(path.name) and path.is_file() and not path.is_symlink():
-            try:
-                path.unlink()
-            except OSError:  # read-only or vanished: it is overwritten or left, no harm
-                pass
-
-
-def is_dump_file(name: str) -> bool:
-    """Whether a file name is one framescope.dump writes (index, transformed, full code, graphs)."""
-    return name in ("index.json", "index.md") or re.fullmatch(
-        r"(__transformed_code_\d+_for_\w+|full_code_for_\w+|__compiled_fn_\d+(\.piece_\d+)?\.\w+)\.py", name
-    ) is not None or re.fullmatch(r"__transformed_code_\d+_for_\w+\.py\.\w+_bytecode", name) is not None
-
-
 def _user_stacklevel() -> int:
     """The warnings stacklevel of the innermost frame outside framescope and torch, seen from
     DumpSession.warn: the user's line that led to the compile."""
-    inside = [os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]
+    # framescope, torch and the standard library (contextlib's ``with`` machinery).
+    inside = [os.path.dirname(os.path.dirname(os.path.abspath(__file__))), os.path.dirname(os.__file__)]
     torch = sys.modules.get("torch")
     if getattr(torch, "__file__", None):
         inside.append(os.path.dirname(os.path.abspath(torch.__file__)))

@@ -254,7 +254,7 @@ def fallback_text(header: Sequence[str], reason: str, dynamo: types.CodeType) ->
     """A file of comments only: why, and Dynamo's bytecode."""
     lines = list(header)
     lines.append("#")
-    lines.append("# framescope could not turn this code into Python:")
+    lines.append(naming.FALLBACK_LINE)
     lines.append("#   %s" % reason)
     lines.append("# The cache entry runs Dynamo's own bytecode, disassembled here:")
     lines.append("#")

@@ -233,13 +233,20 @@ def dumps_under(folder: str) -> List[Dump]:
 
 
 def load_dump(path: str) -> Dump:
-    """Read ``path/index.json``; raise :class:`DumpError` (one line) if that fails."""
+    """Read ``path/index.json``; raise :class:`DumpError` (one line) if that fails. A folder
+    of dump files without index.json loads from the files' names (see recover)."""
     if not os.path.exists(path):
         raise DumpError("%s does not exist" % path)
     if not os.path.isdir(path):
         raise DumpError("%s is not a folder" % path)
+    # recover reads these records too: imported here, not at the top.
+    from framescope.report import recover
+
     index = os.path.join(path, "index.json")
     if not os.path.isfile(index):
+        names = recover.dump_files(path)
+        if names:
+            return recover.from_files(path, names)
         raise DumpError("%s has no index.json: not a framescope dump folder" % path)
     try:
         with open(index, encoding="utf-8") as handle:
@@ -255,7 +262,7 @@ def load_dump(path: str) -> Dump:
     if data.get("format") != FORMAT:
         raise DumpError("%s: format is %r, this framescope reads %r" % (index, data.get("format"), FORMAT))
     reader = _Reader(index)
-    return Dump(
+    dump = Dump(
         path=os.path.abspath(path),
         torch=reader.get(data, "torch", str, None),
         python=reader.get(data, "python", str, None),
@@ -268,6 +275,12 @@ def load_dump(path: str) -> Dump:
                     for i, item in enumerate(reader.objects(data, "recompiles"))],
         warnings=reader.strings(data, "warnings"),
     )
+    missing = recover.missing_files(dump)
+    if missing:
+        dump.warnings.append(
+            "index.json names %d files that are not in the folder (the program was killed, or the "
+            "disk refused them): %s" % (len(missing), ", ".join(missing)))
+    return dump
 
 
 def _json_type(value: Any) -> str:
@@ -373,7 +386,7 @@ class _Reader:
             nodes=self.get(obj, "nodes", int, None, where),
             ops=self.get(obj, "ops", int, None, where),
             inputs=self.strings(obj, "inputs", where),
-            files=_in_stage_order(files),
+            files=in_stage_order(files),
             pieces={piece["piece"]: piece["module"] for piece in self.objects(obj, "pieces", where)
                     if isinstance(piece.get("piece"), str) and isinstance(piece.get("module"), str)},
             kernels=[self.kernel(item) for item in self.objects(obj, "kernels", where)
@@ -417,7 +430,7 @@ class _Reader:
         )
 
 
-def _in_stage_order(files: Dict[str, str]) -> Dict[str, str]:
+def in_stage_order(files: Dict[str, str]) -> Dict[str, str]:
     def key(item: Tuple[int, str]) -> Tuple[int, int, int]:
         position, stage = item
         piece, base = split_stage(stage)

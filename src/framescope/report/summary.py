@@ -214,8 +214,10 @@ def graphs_lines(dump: Dump) -> List[str]:
         size = ", ".join(part for part in (
             plural(graph.nodes, "node") if graph.nodes is not None else "",
             plural(graph.ops, "op") if graph.ops is not None else "") if part)
-        out.append("  %-*s  %s entry %s  %s  %s%s" % (
-            width, graph.name, frame.qualname if frame else graph.frame, graph.entry,
+        owner = "%s entry %s" % (frame.qualname if frame else graph.frame, graph.entry) \
+            if graph.frame is not None else "called from an unknown entry"
+        out.append("  %-*s  %s  %s  %s%s" % (
+            width, graph.name, owner,
             graph.backend or "-", size or "size unknown",
             "  inputs " + ", ".join(graph.inputs) if graph.inputs else ""))
     return out
