@@ -22,6 +22,7 @@ MACHINE_MADE = "# framescope: machine-made bytecode"
 def decompile(obj: Any, *, indent: int = 4, verify: bool = True, machine: bool = True) -> str:
     """Source text for ``obj``; see `framescope.decompile`."""
     func, code = unwrap(obj)
+    refuse_malformed(code)
     try:
         return guarded(decompile_code, code, func, indent, verify)
     except DecompilationError as refused:
@@ -34,6 +35,20 @@ def decompile(obj: Any, *, indent: int = 4, verify: bool = True, machine: bool =
                                      code_name=code.co_name) from None
         return "%s (no source has it: %s); every value is evaluated once, in bytecode order\n%s" % (
             MACHINE_MADE, " ".join(refused.reason.split()), source)
+
+
+def refuse_malformed(code: CodeType) -> None:
+    """DecompilationError for bytecode that CPython's own readers could crash on (see
+    opcodes.malformed), in ``code`` or a code object nested in it."""
+    from framescope.decompiler.opcodes import malformed
+
+    pending = [code]
+    while pending:
+        current = pending.pop()
+        why = malformed(current)
+        if why is not None:
+            raise DecompilationError("malformed bytecode: %s" % why, code_name=current.co_name)
+        pending += [const for const in current.co_consts if isinstance(const, CodeType)]
 
 
 def guarded(step: Callable[..., str], code: CodeType, *args: Any) -> str:

@@ -73,6 +73,43 @@ SIMPLE_ARG = frozenset({
 })
 
 
+def malformed(code: CodeType) -> Optional[str]:
+    """Why ``code``'s bytecode could make CPython's own readers of it (``dis``, the
+    ``co_positions`` iterator) read past its end, or None (see malformed_bytecode)."""
+    return malformed_bytecode(code.co_code)
+
+
+def malformed_bytecode(raw: bytes) -> Optional[str]:
+    """Why the bytecode string ``raw`` is not one CPython could have written, in the ways that
+    make CPython itself read or write past its end: an unknown opcode, or an instruction
+    whose inline caches (3.11+) run past the last code unit; None if it is not. Such code
+    comes from corrupt ``.pyc`` files or hand-made code objects, never from a compiler."""
+    if PY < (3, 11):
+        return None  # no inline caches; dis reads these in Python and fails cleanly
+    units, unit = len(raw) // 2, 0
+    if len(raw) % 2:
+        return "an odd number of bytes"
+    while unit < units:
+        op = raw[2 * unit]
+        if dis.opname[op].startswith("<"):
+            return "unknown opcode %d at offset %d" % (op, 2 * unit)
+        caches = _cache_entries(op)
+        if unit + 1 + caches > units:
+            return "%s at offset %d has inline caches past the end" % (dis.opname[op], 2 * unit)
+        unit += 1 + caches
+    return None
+
+
+def _cache_entries(op: int) -> int:
+    import opcode
+
+    base = dis._deoptop(op) if hasattr(dis, "_deoptop") else op  # type: ignore[attr-defined]
+    entries = getattr(opcode, "_inline_cache_entries", None)
+    if isinstance(entries, dict):  # 3.13+: by name
+        return int(entries.get(dis.opname[base], 0))
+    return int(entries[base]) if entries else 0
+
+
 class Translator:
     """Translate one code object's raw instructions; one method per raw opcode family."""
 

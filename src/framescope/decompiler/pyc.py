@@ -44,10 +44,30 @@ def load_pyc(path: str) -> CodeType:
         raise DecompilationError("%s is not a .pyc file (too short or no magic number)" % path)
     if data[:4] != importlib.util.MAGIC_NUMBER:
         raise ForeignPycError(path, pyc_version(data), int.from_bytes(data[:2], "little"))
+    refuse_malformed(path, data[16:])
     try:
         code = marshal.loads(data[16:])
-    except (EOFError, ValueError, TypeError):
+    except (EOFError, ValueError, TypeError, SystemError, MemoryError, RecursionError):
+        # marshal checks what it reads as it goes: corrupt data can fail in any of these.
         raise DecompilationError("%s is truncated or corrupt" % path) from None
     if not isinstance(code, CodeType):
         raise DecompilationError("%s does not hold a code object" % path)
     return code
+
+
+def refuse_malformed(path: str, data: bytes) -> None:
+    """DecompilationError for marshal data that CPython could not read safely: a code object
+    whose bytecode is malformed (CPython would write past it on creation). Checked in
+    Python, before ``marshal.loads`` sees it; data the walk cannot follow is left to
+    ``marshal.loads``, which refuses what it cannot read."""
+    from framescope.decompiler.marshalscan import code_strings
+    from framescope.decompiler.opcodes import malformed_bytecode
+
+    try:
+        strings = code_strings(data)
+    except ValueError:  # marshal.loads says what is wrong, for data it can read at all
+        return
+    for raw in strings:
+        why = malformed_bytecode(raw)
+        if why is not None:
+            raise DecompilationError("%s is corrupt: malformed bytecode (%s)" % (path, why))

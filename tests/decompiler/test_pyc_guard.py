@@ -1,0 +1,58 @@
+"""Corrupt .pyc files are refused before CPython unmarshals them: the marshal walk finds every
+code object's bytecode, and bytecode whose inline caches run past its end is refused."""
+from __future__ import annotations
+
+import importlib.util
+import marshal
+import os
+import sys
+import types
+
+import pytest
+
+from framescope.decompiler.marshalscan import code_strings
+from framescope.decompiler.opcodes import malformed_bytecode
+from framescope.decompiler.pyc import load_pyc
+from framescope.errors import DecompilationError
+
+
+def all_codes(code):
+    yield code
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield from all_codes(const)
+
+
+@pytest.mark.parametrize("module", ["colorsys", "fnmatch", "queue", "textwrap"])
+def test_the_walk_finds_every_code_object(module):
+    path = os.path.join(os.path.dirname(os.__file__), module + ".py")
+    code = compile(open(path, "rb").read(), path, "exec", dont_inherit=True)
+    assert sorted(code_strings(marshal.dumps(code))) == sorted(c.co_code for c in all_codes(code))
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="inline caches are 3.11+")
+def test_caches_past_the_end_are_malformed():
+    def f(x):
+        return x.y
+
+    raw = f.__code__.co_code
+    assert malformed_bytecode(raw) is None
+    load_attr = next(i for i in range(0, len(raw), 2) if raw[i] == __import__("dis").opmap["LOAD_ATTR"])
+    cut = raw[:load_attr + 2]  # LOAD_ATTR without its caches
+    assert "inline caches past the end" in malformed_bytecode(cut)
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="inline caches are 3.11+")
+def test_a_pyc_with_malformed_bytecode_is_refused_before_it_is_loaded(tmp_path):
+    def f(x):
+        return x.y
+
+    data = bytearray(marshal.dumps(f.__code__))
+    raw = f.__code__.co_code
+    at = bytes(data).index(raw)
+    # The last instruction becomes LOAD_ATTR, whose caches would lie past the end.
+    data[at + len(raw) - 2] = __import__("dis").opmap["LOAD_ATTR"]
+    path = tmp_path / "bad.pyc"
+    path.write_bytes(importlib.util.MAGIC_NUMBER + b"\x00" * 12 + bytes(data))
+    with pytest.raises(DecompilationError, match="malformed bytecode"):
+        load_pyc(str(path))
