@@ -96,7 +96,7 @@ def mutated_code(code: types.CodeType, rng: random.Random) -> types.CodeType:
     and writes past it when creating one that breaks it (3.12+), before framescope could
     look. Corrupt layouts are what the .pyc inputs bring, which framescope checks before
     CPython reads them."""
-    from framescope.decompiler.opcodes import _cache_entries
+    from framescope.decompiler.opcodes import _cache_entries, malformed_bytecode
 
     raw = bytearray(code.co_code)
     starts = instruction_starts(bytes(raw))
@@ -107,7 +107,7 @@ def mutated_code(code: types.CodeType, rng: random.Random) -> types.CodeType:
         if rng.random() < 0.5:
             raw[at + 1] = rng.randrange(256)
         else:
-            same = [op for op in range(256) if not dis.opname[op].startswith("<")
+            same = [op for op in range(256) if malformed_bytecode(bytes([op, 0] * (1 + _cache_entries(op)))) is None
                     and _cache_entries(op) == _cache_entries(raw[at])]
             raw[at] = rng.choice(same)
     return code.replace(co_code=bytes(raw))

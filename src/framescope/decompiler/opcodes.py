@@ -93,6 +93,10 @@ def malformed_bytecode(raw: bytes) -> Optional[str]:
         op = raw[2 * unit]
         if dis.opname[op].startswith("<"):
             return "unknown opcode %d at offset %d" % (op, 2 * unit)
+        if dis.opname[op] == "ENTER_EXECUTOR" or dis.opname[op].startswith("INSTRUMENTED_"):
+            # Opcodes the interpreter puts in running code only, looked up in tables that
+            # a code object read from a file does not have.
+            return "%s at offset %d" % (dis.opname[op], 2 * unit)
         caches = _cache_entries(op)
         if unit + 1 + caches > units:
             return "%s at offset %d has inline caches past the end" % (dis.opname[op], 2 * unit)
