@@ -90,7 +90,7 @@ def code_objects(code: types.CodeType) -> Iterator[types.CodeType]:
             yield from code_objects(const)
 
 
-def mutated_code(code: types.CodeType, rng: random.Random) -> types.CodeType:
+def mutated_code(code: types.CodeType, rng: random.Random, attempts: int = 20) -> types.CodeType:
     """``code`` with some opcodes and arguments replaced. An opcode is only replaced by a
     known one with as many inline caches (3.11+): CPython trusts a code object's layout
     and writes past it when creating one that breaks it (3.12+), before framescope could
@@ -110,7 +110,10 @@ def mutated_code(code: types.CodeType, rng: random.Random) -> types.CodeType:
             same = [op for op in range(256) if malformed_bytecode(bytes([op, 0] * (1 + _cache_entries(op)))) is None
                     and _cache_entries(op) == _cache_entries(raw[at])]
             raw[at] = rng.choice(same)
-    return code.replace(co_code=bytes(raw))
+    try:
+        return code.replace(co_code=bytes(raw))
+    except ValueError:  # CPython itself refuses it (3.13+: an argument out of range): try again
+        return mutated_code(code, rng, attempts - 1) if attempts > 1 else code
 
 
 def instruction_starts(raw: bytes) -> List[int]:
