@@ -96,7 +96,8 @@ def mutated_code(code: types.CodeType, rng: random.Random, attempts: int = 20) -
     and writes past it when creating one that breaks it (3.12+), before framescope could
     look. Corrupt layouts are what the .pyc inputs bring, which framescope checks before
     CPython reads them."""
-    from framescope.decompiler.opcodes import _cache_entries, malformed_bytecode
+    from framescope.decompiler.bytecode import inline_caches
+    from framescope.decompiler.opcodes import malformed_bytecode
 
     raw = bytearray(code.co_code)
     starts = instruction_starts(bytes(raw))
@@ -107,8 +108,8 @@ def mutated_code(code: types.CodeType, rng: random.Random, attempts: int = 20) -
         if rng.random() < 0.5:
             raw[at + 1] = rng.randrange(256)
         else:
-            same = [op for op in range(256) if malformed_bytecode(bytes([op, 0] * (1 + _cache_entries(op)))) is None
-                    and _cache_entries(op) == _cache_entries(raw[at])]
+            same = [op for op in range(256) if malformed_bytecode(bytes([op, 0] * (1 + inline_caches(op)))) is None
+                    and inline_caches(op) == inline_caches(raw[at])]
             raw[at] = rng.choice(same)
     try:
         return code.replace(co_code=bytes(raw))
@@ -118,12 +119,12 @@ def mutated_code(code: types.CodeType, rng: random.Random, attempts: int = 20) -
 
 def instruction_starts(raw: bytes) -> List[int]:
     """The offsets of the instructions (not their inline caches) of well-formed bytecode."""
-    from framescope.decompiler.opcodes import _cache_entries
+    from framescope.decompiler.bytecode import inline_caches
 
     starts, at = [], 0
     while at < len(raw):
         starts.append(at)
-        at += 2 * (1 + (_cache_entries(raw[at]) if sys.version_info >= (3, 11) else 0))
+        at += 2 * (1 + inline_caches(raw[at]))
     return starts
 
 

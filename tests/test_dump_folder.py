@@ -85,8 +85,15 @@ def test_a_folder_without_index_loads_from_its_file_names(tmp_path):
     (tmp_path / "d" / "index.json").unlink()
     dump = load_dump(str(tmp_path / "d"))
     assert dump.warnings[0].startswith("index.json is missing")
-    assert [(frame.id, [entry.file for entry in frame.entries]) for frame in dump.frames]
-    assert all(frame.full_code or frame.entries for frame in dump.frames)
+    frames = {frame.id: [entry.file for entry in frame.entries] for frame in dump.frames}
+    assert frames == {
+        "f": ["__transformed_code_%d_for_f.py" % index for index in range(4)],
+        "torch_dynamo_resume_in_f_at_13": ["__transformed_code_0_for_torch_dynamo_resume_in_f_at_13.py"],
+        "torch_dynamo_resume_in_f_at_15": ["__transformed_code_0_for_torch_dynamo_resume_in_f_at_15.py"],
+    }
+    assert all(frame.full_code == "full_code_for_%s.py" % frame.id for frame in dump.frames)
+    assert [graph.name for graph in dump.graphs] == ["__compiled_fn_%d" % n for n in range(1, 7)]
+    assert list(dump.graph("__compiled_fn_1").files) == ["dynamo", "aot_forward", "post_grad", "inductor"]
     assert "index.json is missing" in format_summary(dump)
     page = Path(write_report(dump, str(tmp_path / "report"))).read_text(encoding="utf-8")
     assert "index.json is missing" in page

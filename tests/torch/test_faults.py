@@ -79,7 +79,9 @@ def test_sigkill_at_random_moments_leaves_valid_files(setup):
     outcomes = [dump_faults.killed(program, work, number, seed=0, window_s=window) for number in range(3)]
     for outcome in outcomes:
         assert_ok(outcome)
-        assert outcome.exit_status == -9
+        assert outcome.exit_status == (-9 if outcome.killed else 0)
+    # On a busy machine a run can end before its moment came: most must be real kills.
+    assert sum(outcome.killed for outcome in outcomes) >= 2, outcomes
 
 
 def test_keyboard_interrupt_in_a_compile_ends_the_program_as_without_framescope(setup):

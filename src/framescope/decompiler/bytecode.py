@@ -14,7 +14,7 @@ import sys
 from types import CodeType
 from typing import List, Optional, Tuple
 
-__all__ = ["Instruction", "instructions"]
+__all__ = ["Instruction", "instructions", "inline_caches"]
 
 _PY = sys.version_info[:2]
 
@@ -36,6 +36,11 @@ if _PY >= (3, 11):
             _CACHES[_op] = _entries.get(_OPNAME[_op], 0)
         elif _op < len(_entries):
             _CACHES[_op] = _entries[_op]
+
+def inline_caches(op: int) -> int:
+    """How many inline cache entries follow opcode ``op`` (0 before 3.11)."""
+    return _CACHES[op]
+
 
 # What an opcode's argument is, decided once per opcode in the order dis tries them.
 _NO_ARG, _PLAIN, _NAME, _FORWARD, _BACKWARD, _ABSOLUTE, _PAIR, _LOCAL, _CELL = range(9)

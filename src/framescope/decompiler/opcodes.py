@@ -31,6 +31,7 @@ import sys
 from types import CodeType
 from typing import Callable, Dict, List, Optional
 
+from framescope.decompiler.bytecode import inline_caches
 from framescope.decompiler.instructions import POP_JUMPS, Handler, Instr
 
 PY = sys.version_info[:2]
@@ -97,21 +98,11 @@ def malformed_bytecode(raw: bytes) -> Optional[str]:
             # Opcodes the interpreter puts in running code only, looked up in tables that
             # a code object read from a file does not have.
             return "%s at offset %d" % (dis.opname[op], 2 * unit)
-        caches = _cache_entries(op)
+        caches = inline_caches(op)
         if unit + 1 + caches > units:
             return "%s at offset %d has inline caches past the end" % (dis.opname[op], 2 * unit)
         unit += 1 + caches
     return None
-
-
-def _cache_entries(op: int) -> int:
-    import opcode
-
-    base = dis._deoptop(op) if hasattr(dis, "_deoptop") else op  # type: ignore[attr-defined]
-    entries = getattr(opcode, "_inline_cache_entries", None)
-    if isinstance(entries, dict):  # 3.13+: by name
-        return int(entries.get(dis.opname[base], 0))
-    return int(entries[base]) if entries else 0
 
 
 class Translator:

@@ -200,7 +200,7 @@ class EventRecorder:
         if record.payload is None or record.compile_id is None:
             return
         found = parse_graph_break(record.payload)
-        torch_frame = record.compile_id.split("/")[0]
+        torch_frame = torch_internals.compile_frame(record.compile_id)
         key = (torch_frame, found["filename"], found["lineno"], found["reason"])
         if key in self._seen:
             return  # the same break, met again by a recompile or a restarted trace
@@ -273,9 +273,9 @@ class EventRecorder:
 
     def _frame_code(self, compile_id: str) -> Optional[Tuple[Optional[str], Optional[str], Optional[int]]]:
         """The code of an earlier compile of the same frame ("5/0" for "5/4"), if one ended."""
-        frame = compile_id.split("/")[0]
+        frame = torch_internals.compile_frame(compile_id)
         for other, code in self.compiles.items():
-            if other.split("/")[0] == frame and code[1] is not None:
+            if torch_internals.compile_frame(other) == frame and code[1] is not None:
                 return code
         return None
 

@@ -27,7 +27,7 @@ def missing_files(dump: Dump) -> List[str]:
             named.append(frame.full_code)
     for graph in dump.graphs:
         named += list(graph.files.values())
-    return [name for name in named if not os.path.isfile(os.path.join(dump.path, name))]
+    return [name for name in named if dump.file(name) is None]
 
 
 def dump_files(path: str) -> List[str]:
