@@ -119,3 +119,22 @@ def test_verify_false_returns_unchecked_source():
         assert len(calls) == 1
     finally:
         api.check = original
+
+
+@pytest.mark.skipif(__import__("sys").platform == "emscripten", reason="Pyodide cannot start processes")
+def test_set_displays_read_the_same_under_every_hash_seed():
+    """A set of strings is a frozenset constant whose order follows hash randomisation."""
+    import os
+    import subprocess
+    import sys
+
+    program = ("from framescope import decompile\n"
+               "def f(x):\n    return {'gettext', 'ngettext', 'pgettext', 'npgettext', 'lgettext'} & x\n"
+               "print(decompile(f))\n")
+    texts = set()
+    for seed in ("1", "2", "3"):
+        env = dict(os.environ, PYTHONHASHSEED=seed)
+        done = subprocess.run([sys.executable, "-c", program], env=env, stdout=subprocess.PIPE,
+                              universal_newlines=True, check=True)
+        texts.add(done.stdout)
+    assert len(texts) == 1, texts

@@ -56,3 +56,19 @@ def test_a_pyc_with_malformed_bytecode_is_refused_before_it_is_loaded(tmp_path):
     path.write_bytes(importlib.util.MAGIC_NUMBER + b"\x00" * 12 + bytes(data))
     with pytest.raises(DecompilationError, match="malformed bytecode"):
         load_pyc(str(path))
+
+
+def test_a_name_that_is_not_a_string_is_refused(tmp_path):
+    """CPython 3.8-3.10 abort the interpreter on unmarshalling such a code object."""
+    data = marshal.dumps(compile("qqq = 1\n", "<t>", "exec"))
+    for kind in (b"Z", b"z", b"\xda", b"\xfa"):  # short ascii str, interned or not, with a ref flag or not
+        if kind + b"\x03qqq" in data:
+            break
+    else:
+        pytest.fail("no short string 'qqq' in %r" % data)
+    # The same 5 bytes as an int (keeping the reference flag, so later references still match).
+    number = (b"\xe9" if kind[0] & 0x80 else b"i") + (7).to_bytes(4, "little")
+    path = tmp_path / "bad.pyc"
+    path.write_bytes(importlib.util.MAGIC_NUMBER + b"\0" * 12 + data.replace(kind + b"\x03qqq", number, 1))
+    with pytest.raises(DecompilationError, match="names are not all strings"):
+        load_pyc(str(path))

@@ -6,9 +6,9 @@ from types import CodeType, FunctionType, MethodType
 from typing import Any, Callable, List, Optional, Tuple
 
 from framescope.decompiler.cleanup import clean_body, strip_return_none
-from framescope.decompiler.function import body_of, function_def, lambda_expr, nested
+from framescope.decompiler.function import TooLarge, body_of, function_def, lambda_expr, nested
 from framescope.decompiler.values import Function
-from framescope.decompiler.unparse import percent_format, unparse
+from framescope.decompiler.unparse import NestedTooDeeply, percent_format, unparse
 from framescope.errors import DecompilationError
 
 #: Values a default argument may show as (anything else is left out of the signature).
@@ -26,13 +26,14 @@ def decompile(obj: Any, *, indent: int = 4, verify: bool = True, machine: bool =
     try:
         return guarded(decompile_code, code, func, indent, verify)
     except DecompilationError as refused:
-        if not machine or not is_machine_candidate(code):
+        if not machine or not is_machine_candidate(code) or isinstance(refused, TooLarge):
             raise
         try:
             source = guarded(machine_code, code, indent)
         except DecompilationError as also:
-            raise DecompilationError("%s; as machine-made code: %s" % (refused, also.reason),
-                                     code_name=code.co_name) from None
+            raise DecompilationError("%s; as machine-made code: %s" % (refused.reason, also.reason),
+                                     code_name=refused.code_name or code.co_name, offset=refused.offset,
+                                     opname=refused.opname) from None
         return "%s (no source has it: %s); every value is evaluated once, in bytecode order\n%s" % (
             MACHINE_MADE, " ".join(refused.reason.split()), source)
 
@@ -57,7 +58,7 @@ def guarded(step: Callable[..., str], code: CodeType, *args: Any) -> str:
         return step(code, *args)
     except DecompilationError:
         raise
-    except (RecursionError, MemoryError):
+    except (RecursionError, MemoryError, NestedTooDeeply):
         raise DecompilationError("too deeply nested to decompile", code_name=code.co_name) from None
     except Exception as err:  # a gap in the decompiler must never look like a user error
         raise DecompilationError("internal error (%s: %s)" % (type(err).__name__, err),
@@ -92,6 +93,8 @@ def decompile_code(code: CodeType, func: Optional[FunctionType], indent: int, ve
         tree = ast.Module(body=[node], type_ignores=[])
     try:
         source = layout(tree, indent)
+    except NestedTooDeeply:
+        raise
     except (ValueError, TypeError) as err:  # a node the printer cannot spell: a decompiler gap
         try:
             if not PercentFormats().changed(tree):

@@ -5,7 +5,7 @@ target, after every jump or terminator, and wherever the covering exception hand
 changes, so that one handler covers a whole block.
 """
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Set
+from typing import Callable, Dict, Hashable, List, Optional, Set, Tuple
 
 from framescope.decompiler.instructions import JUMPS, TERMINATORS, Handler, Instr
 
@@ -142,44 +142,114 @@ class CFG:
         return self.by_offset[handler.target]
 
 
-def dominators(entry: Block, blocks: List[Block]) -> Dict[Block, Set[Block]]:
-    """Dominator sets over normal and exception edges (a handler is dominated by its range)."""
-    order = reverse_postorder(entry)
-    preds: Dict[Block, List[Block]] = {b: list(b.preds) for b in order}
-    for block in order:
-        if block.catch is not None:
-            preds[block.catch].append(block)
-    dom: Dict[Block, Set[Block]] = {b: set(order) for b in order}
-    dom[entry] = {entry}
+class DominatorTree:
+    """Who dominates whom: the immediate-dominator tree, numbered for constant-time queries."""
+
+    def __init__(self, root: Hashable, idom: Dict[Hashable, Hashable]) -> None:
+        #: Each node reachable from the root → its immediate dominator (the root → itself).
+        self.idom = idom
+        children: Dict[Hashable, List[Hashable]] = {}
+        for node, parent in idom.items():
+            if node is not root:
+                children.setdefault(parent, []).append(node)
+        #: Node → (first, last) preorder numbers of its subtree; a dominates b when b's first
+        #: number lies within a's range.
+        self.span: Dict[Hashable, Tuple[int, int]] = {}
+        counter = 0
+        stack: List[Tuple[Hashable, bool]] = [(root, False)]
+        first: Dict[Hashable, int] = {}
+        while stack:
+            node, done = stack.pop()
+            if done:
+                self.span[node] = (first[node], counter - 1)
+                continue
+            first[node] = counter
+            counter += 1
+            stack.append((node, True))
+            stack.extend((child, False) for child in reversed(children.get(node, ())))
+
+    def __contains__(self, node: Hashable) -> bool:
+        """Whether ``node`` is reachable from the root."""
+        return node in self.span
+
+    def dominates(self, a: Hashable, b: Hashable) -> bool:
+        """Every path from the root to ``b`` goes through ``a`` (a node dominates itself)."""
+        if a not in self.span or b not in self.span:
+            return False
+        low, high = self.span[a]
+        return low <= self.span[b][0] <= high
+
+    def chain(self, node: Hashable) -> List[Hashable]:
+        """The dominators of ``node``, from itself up to the root ([] when unreachable)."""
+        if node not in self.idom:
+            return []
+        found = [node]
+        while self.idom[found[-1]] is not found[-1]:
+            found.append(self.idom[found[-1]])
+        return found
+
+
+def immediate_dominators(root: Hashable, succs: Callable[[Hashable], List[Hashable]],
+                         preds: Callable[[Hashable], List[Hashable]]) -> Dict[Hashable, Hashable]:
+    """Immediate dominators of the nodes reachable from ``root`` (Cooper, Harvey and Kennedy's
+    iteration over reverse postorder: near-linear, where dominator sets are quadratic)."""
+    order = postorder(root, succs)
+    number = {node: i for i, node in enumerate(order)}
+    order.reverse()
+    idom: Dict[Hashable, Hashable] = {root: root}
     changed = True
     while changed:
         changed = False
-        for block in order[1:]:
-            incoming = [dom[p] for p in preds[block] if p in dom]
-            new = set.intersection(*incoming) if incoming else set()
-            new = new | {block}
-            if new != dom[block]:
-                dom[block] = new
+        for node in order[1:]:
+            best = None
+            for pred in preds(node):
+                if pred in idom:
+                    best = pred if best is None else common_dominator(pred, best, idom, number)
+            if best is not None and idom.get(node) is not best:
+                idom[node] = best
                 changed = True
-    return dom
+    return idom
+
+
+def common_dominator(a: Hashable, b: Hashable, idom: Dict[Hashable, Hashable], number: Dict[Hashable, int]) -> Hashable:
+    while a is not b:
+        while number[a] < number[b]:
+            a = idom[a]
+        while number[b] < number[a]:
+            b = idom[b]
+    return a
+
+
+def postorder(root: Hashable, succs: Callable[[Hashable], List[Hashable]]) -> List[Hashable]:
+    seen: Set[int] = {id(root)}
+    order: List[Hashable] = []
+    stack = [(root, iter(succs(root)))]
+    while stack:
+        node, it = stack[-1]
+        for succ in it:
+            if id(succ) not in seen:
+                seen.add(id(succ))
+                stack.append((succ, iter(succs(succ))))
+                break
+        else:
+            stack.pop()
+            order.append(node)
+    return order
+
+
+def dominators(entry: Block, blocks: List[Block]) -> DominatorTree:
+    """Dominance over normal and exception edges (a handler is dominated by its range)."""
+    handler_preds: Dict[Block, List[Block]] = {}
+    for block in blocks:
+        if block.catch is not None:
+            handler_preds.setdefault(block.catch, []).append(block)
+    idom = immediate_dominators(entry, _all_succs, lambda b: b.preds + handler_preds.get(b, []))
+    return DominatorTree(entry, idom)
 
 
 def reverse_postorder(entry: Block) -> List[Block]:
     """Blocks reachable from ``entry`` (handlers included), in reverse postorder."""
-    seen: Set[int] = set()
-    order: List[Block] = []
-    stack = [(entry, iter(_all_succs(entry)))]
-    seen.add(id(entry))
-    while stack:
-        block, it = stack[-1]
-        for succ in it:
-            if id(succ) not in seen:
-                seen.add(id(succ))
-                stack.append((succ, iter(_all_succs(succ))))
-                break
-        else:
-            stack.pop()
-            order.append(block)
+    order = postorder(entry, _all_succs)
     order.reverse()
     return order
 
@@ -206,11 +276,6 @@ def natural_loop(header: Block, latches: List[Block]) -> Set[Block]:
 def postdominators(cfg: CFG) -> Dict[Block, Optional[Block]]:
     """Immediate post-dominator of each block over normal edges (None: the function's exit)."""
     blocks = cfg.blocks
-    exit_node = None
-    pdom: Dict[Block, Set] = {}
-    everything = set(blocks) | {exit_node}
-    for block in blocks:
-        pdom[block] = set(everything)
     # A loop that never ends (``while True`` left only by return or raise inside a nested
     # statement) never reaches the exit: its jumps back count as leaving too, so that
     # the branches inside it still have the place where they meet.
@@ -222,32 +287,20 @@ def postdominators(cfg: CFG) -> Dict[Block, Optional[Block]]:
             reaches.add(block)
             work.extend(block.preds)
     endless = {b for b in blocks if b not in reaches and any(s.index <= b.index for s in b.succs())}
-    changed = True
-    order = list(reversed(blocks))
-    while changed:
-        changed = False
-        for block in order:
-            succs = block.succs()
-            if not succs:
-                new = {block, exit_node}
-            elif block in endless:
-                new = {block, exit_node}
-            else:
-                new = set.intersection(*[pdom[s] for s in succs]) | {block}
-            if new != pdom[block]:
-                pdom[block] = new
-                changed = True
-    ipdom: Dict[Block, Optional[Block]] = {}
-    for block in blocks:
-        strict = pdom[block] - {block}
-        # The immediate post-dominator is the strict post-dominator post-dominated by all others.
-        best = None
-        for cand in strict:
-            if cand is None:
-                continue
-            if all(other is None or other is cand or other in pdom[cand] for other in strict):
-                best = cand
-                break
-        ipdom[block] = best
-    return ipdom
+    exit_node = Exit()
+    leaving = [b for b in reversed(blocks) if not b.succs() or b in endless]
 
+    def onward(node: Hashable) -> List[Hashable]:  # successors, with the leaving blocks' cut
+        return [exit_node] if node in endless or not node.succs() else node.succs()
+
+    def backward(node: Hashable) -> List[Hashable]:
+        if node is exit_node:
+            return leaving
+        return [p for p in node.preds if p not in endless]
+
+    idom = immediate_dominators(exit_node, backward, onward)
+    return {block: (None if idom.get(block, exit_node) is exit_node else idom[block]) for block in blocks}
+
+
+class Exit:
+    """The function's exit, after every block that returns, raises or loops forever."""

@@ -15,7 +15,7 @@ from framescope.decompiler import values as v
 from framescope.decompiler.cfg import CFG
 from framescope.decompiler.normalize import normalize
 from framescope.decompiler.cleanup import clean_body, comprehension, function_body, class_body
-from framescope.decompiler.opcodes import canonical_instructions, docstring
+from framescope.decompiler.opcodes import canonical_instructions, docstring, jumps_and_loops
 from framescope.decompiler.signature import arguments
 from framescope.decompiler.simulate import Simulator, State
 from framescope.errors import DecompilationError
@@ -25,6 +25,7 @@ def body_of(code: CodeType, state: Optional[State] = None) -> List[ast.stmt]:
     """The raw statements of ``code``'s body (before clean-up)."""
     from framescope.decompiler.structure import Structurer
 
+    refuse_unbounded(code)
     instrs = canonical_instructions(code)
     if not instrs:
         return []
@@ -32,6 +33,25 @@ def body_of(code: CodeType, state: Optional[State] = None) -> List[ast.stmt]:
     normalize(cfg)
     sim = Simulator(code, lambda func, target=None, iterator=None: nested(func, target, iterator))
     return Structurer(code, cfg, sim).body(state)
+
+
+#: Finding a loop's blocks looks at the function's blocks once per loop. Past this many
+#: (jumps x loops) that takes minutes; the largest functions of the standard library and
+#: popular packages stay under a tenth of it.
+MAX_LOOP_WORK = 1_000_000
+
+
+class TooLarge(DecompilationError):
+    """A function too large to decompile in bounded time (by either decompiler)."""
+
+
+def refuse_unbounded(code: CodeType) -> None:
+    """TooLarge for a function too large to structure in bounded time."""
+    jumps, loops = jumps_and_loops(code)
+    if (jumps + 1) * (loops + 1) > MAX_LOOP_WORK:
+        raise TooLarge("too large to decompile in bounded time: %d jumps and %d loops "
+                       "(framescope stops at %d jumps x loops)" % (jumps, loops, MAX_LOOP_WORK),
+                       code_name=code.co_name)
 
 
 def function_def(code: CodeType, func: Optional[v.Function] = None, name: Optional[str] = None) -> ast.stmt:

@@ -205,7 +205,7 @@ class LoopStructurer:
             if block.catch is not None:
                 work.append(block.catch)
         dom = self.cfg.dom
-        extra = {b for b in self.cfg.blocks if b not in after and header in dom.get(b, ())
+        extra = {b for b in self.cfg.blocks if b not in after and dom.dominates(header, b)
                  and not self.ends_clause(header, b)}
         if self.regions and self.regions[-1].contains(header):
             # A loop inside a try or with body ends with it: what follows the region (a copy of
@@ -244,11 +244,11 @@ class LoopStructurer:
         if block.instrs[0].op != "POP_EXCEPT" or block.last.op != "JUMP":
             return False
         dom = self.cfg.dom
-        entries = [b for b in dom.get(block, ()) if b is not block and not b.preds and b is not self.cfg.entry]
+        entries = [b for b in dom.chain(block) if b is not block and not b.preds and b is not self.cfg.entry]
         if not entries:
             return False
-        clause = max(entries, key=lambda b: len(dom.get(b, ())))
-        return clause in dom.get(header, ())
+        clause = entries[0]  # the innermost: the nearest up the chain of dominators
+        return dom.dominates(clause, header)
 
     def break_targets(self, header: Block, body: Set[Block]) -> List[Block]:
         """Where the ``break`` statements of the ``for`` loop at ``header`` jump (code after the loop).
@@ -260,11 +260,10 @@ class LoopStructurer:
         """
         dom = self.cfg.dom
         inner = [b for b in self.cfg.blocks if b is not header and b.instrs[0].op == "FOR_ITER"
-                 and header in dom.get(b, ())]
+                 and dom.dominates(header, b)]
         targets = []
         for block in self.cfg.blocks:
-            doms = dom.get(block, ())
-            if block is header or header not in doms or any(b in doms for b in inner):
+            if block is header or not dom.dominates(header, block) or any(dom.dominates(b, block) for b in inner):
                 continue
             target = break_exit(block)
             # A jump back pops a statement's value; a chained comparison pops its spare operand

@@ -41,7 +41,7 @@ from framescope.decompiler.instructions import POP_JUMPS, Handler, Instr
 from framescope.decompiler.opcodes import canonical_instructions, handler_entry_values
 from framescope.decompiler.signature import arguments, parameter_names
 from framescope.decompiler.simulate import Simulator, State, as_store, const_expr, make_slice, name
-from framescope.decompiler.unparse import unparse
+from framescope.decompiler.unparse import NestedTooDeeply, unparse
 from framescope.errors import DecompilationError
 
 #: How many instructions one code object may take in all its paths (joins are copied per path).
@@ -124,6 +124,8 @@ def decompile_transformed(
         source = unparse(ast.Module(body=[node], type_ignores=[]), indent=indent)
     except DecompilationError:
         raise
+    except (RecursionError, MemoryError, NestedTooDeeply):
+        raise DecompilationError("too deeply nested to decompile", code_name=code.co_name) from None
     except Exception as err:  # a gap in the decompiler must never look like a user error
         raise DecompilationError("internal error (%s: %s)" % (type(err).__name__, err),
                                  code_name=code.co_name) from err

@@ -10,9 +10,9 @@ it cannot follow raises ValueError, as corrupt data does.
 """
 import struct
 import sys
-from typing import List, Optional
+from typing import Any, List
 
-__all__ = ["code_strings"]
+__all__ = ["code_strings", "Unsafe"]
 
 PY = sys.version_info[:2]
 
@@ -24,12 +24,20 @@ _LONG_STRINGS = frozenset(b"stuaA")
 _SHORT_STRINGS = frozenset(b"zZ")
 
 
+class Unsafe(ValueError):
+    """Marshal data that CPython would crash on rather than refuse (not merely corrupt)."""
+
+
+#: What the walk returns for a str (any of marshal's string kinds but bytes).
+_STR = "str"
+
+
 class _Reader:
     def __init__(self, data: bytes) -> None:
         self.data = data
         self.at = 0
-        #: The object of each reference slot that matters here: bytes, else None.
-        self.refs: List[Optional[bytes]] = []
+        #: The object of each reference slot, as ``object`` returns it.
+        self.refs: List[Any] = []
         #: The bytecode string of each code object, in the order met.
         self.codes: List[bytes] = []
         self.depth = 0
@@ -47,8 +55,9 @@ class _Reader:
     def byte(self) -> int:
         return self.take(1)[0]
 
-    def object(self) -> Optional[bytes]:
-        """Read one object; return it if it is a bytes string, else None."""
+    def object(self) -> Any:
+        """Read one object; return it if it is a bytes string, _STR for a str, a tuple of
+        these for a tuple, else None."""
         self.depth += 1
         if self.depth > 2000:
             raise ValueError("marshal data nests too deeply")
@@ -66,7 +75,7 @@ class _Reader:
         finally:
             self.depth -= 1
 
-    def body(self, kind: int) -> Optional[bytes]:
+    def body(self, kind: int) -> Any:
         if kind in _SINGLETONS:
             return None
         if kind == ord("i"):
@@ -84,14 +93,16 @@ class _Reader:
             self.take(self.byte())
         elif kind in _LONG_STRINGS:
             data = self.take(self.long())
-            return data if kind == ord("s") else None
+            return data if kind == ord("s") else _STR
         elif kind in _SHORT_STRINGS:
             self.take(self.byte())
-        elif kind in b"([<>":
-            for _ in range(self.long()):
-                self.object()
+            return _STR
+        elif kind == ord("("):
+            return tuple(self.object() for _ in range(self.long()))
         elif kind == ord(")"):
-            for _ in range(self.byte()):
+            return tuple(self.object() for _ in range(self.byte()))
+        elif kind in b"[<>":
+            for _ in range(self.long()):
                 self.object()
         elif kind == ord("{"):
             while self.data[self.at:self.at + 1] not in (b"0", b""):
@@ -116,14 +127,19 @@ class _Reader:
         # argcount, posonlyargcount, kwonlyargcount, [nlocals before 3.11,] stacksize, flags
         self.take(4 * (5 if PY >= (3, 11) else 6))
         raw = self.object()
-        if raw is None:
+        if not isinstance(raw, bytes):
             raise ValueError("a code object without bytecode")
         self.codes.append(raw)
         # Seven objects: consts, names, then (3.11+) localsplusnames, localspluskinds,
         # filename, name, qualname, or (3.8-3.10) varnames, freevars, cellvars, filename,
         # name; then firstlineno, and the line table (3.11+: and the exception table).
-        for _ in range(7):
-            self.object()
+        fields = [self.object() for _ in range(7)]
+        # CPython interns these names as it makes the code object, and 3.8-3.10 abort the
+        # interpreter ("non-string found in code slot") when one is not a str.
+        name_tuples = fields[1:3] if PY >= (3, 11) else fields[1:5]
+        for names in name_tuples:
+            if isinstance(names, tuple) and any(name != _STR for name in names):
+                raise Unsafe("a code object's names are not all strings")
         self.take(4)
         self.object()
         if PY >= (3, 11):

@@ -289,7 +289,7 @@ def unrotate_compound_loop(cfg: CFG) -> bool:
                 pairs = match_test(head, len(head.instrs) - 1 - k, latch, len(latch.instrs) - 1 - k)
                 if pairs is None or len(pairs) < 2:
                     continue
-                exits = [t for t in terminals(pairs) if t not in cfg.dom.get(latch, ())]
+                exits = [t for t in terminals(pairs) if not cfg.dom.dominates(t, latch)]
                 head = replace_test_copy(cfg, head, len(head.instrs) - 1 - k, latch, len(latch.instrs) - 1 - k,
                                          pairs)
                 if len(exits) == 1:
@@ -410,10 +410,10 @@ def split_shared_headers(cfg: CFG) -> bool:
                 continue
             after.add(block)
             work.extend(block.succs())
-        outer = [p for p in head.preds if p in after and head in cfg.dom.get(p, ())]
+        outer = [p for p in head.preds if p in after and cfg.dom.dominates(head, p)]
         if not outer or any(b.handler is not None and b.handler.target == head.start for b in cfg.blocks):
             continue
-        entries = [p for p in head.preds if head not in cfg.dom.get(p, ())]
+        entries = [p for p in head.preds if not cfg.dom.dominates(head, p)]
         if not entries or len(outer) + len(entries) == len(head.preds):
             continue  # nothing left for the inner loop
         jump = Instr("JUMP", None, head.start, head.start, head.instrs[0].line, head.handler, "JUMP")

@@ -60,11 +60,13 @@ def refuse_malformed(path: str, data: bytes) -> None:
     whose bytecode is malformed (CPython would write past it on creation). Checked in
     Python, before ``marshal.loads`` sees it; data the walk cannot follow is left to
     ``marshal.loads``, which refuses what it cannot read."""
-    from framescope.decompiler.marshalscan import code_strings
+    from framescope.decompiler.marshalscan import Unsafe, code_strings
     from framescope.decompiler.opcodes import malformed_bytecode
 
     try:
         strings = code_strings(data)
+    except Unsafe as err:
+        raise DecompilationError("%s is corrupt: %s" % (path, err)) from None
     except ValueError:  # marshal.loads says what is wrong, for data it can read at all
         return
     for raw in strings:

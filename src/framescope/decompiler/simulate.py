@@ -565,8 +565,11 @@ class Simulator:
     def _extend(self, target: Any, items: ast.expr) -> None:
         if not isinstance(target, (ast.List, ast.Set)):
             raise DecompilationError("extend of a non-literal")
-        if isinstance(items, ast.Constant) and isinstance(items.value, (tuple, frozenset)):
+        if isinstance(items, ast.Constant) and isinstance(items.value, tuple):
             target.elts.extend(const_expr(x) for x in items.value)
+        elif isinstance(items, ast.Constant) and isinstance(items.value, frozenset):
+            # Sorted so that the text does not depend on hash randomisation.
+            target.elts.extend(const_expr(x) for x in sorted(items.value, key=repr))
         else:
             target.elts.append(ast.Starred(value=items, ctx=ast.Load()))
 

@@ -61,7 +61,7 @@ class Structurer(LoopStructurer, ProtectedStructurer, MatchStructurer):
         self.back_edges: Dict[Block, List[Block]] = {}
         for block in cfg.blocks:
             for succ in block.succs():
-                if succ in cfg.dom.get(block, ()):
+                if cfg.dom.dominates(succ, block):
                     self.back_edges.setdefault(succ, []).append(block)
         for block in cfg.blocks:
             if block.instrs[0].op == "FOR_ITER" and len(block.instrs) == 1 and block not in self.back_edges:

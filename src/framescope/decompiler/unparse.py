@@ -1006,6 +1006,10 @@ def _starred_tuple(node: ast.expr) -> bool:
     return isinstance(node, ast.Tuple) and any(isinstance(elt, ast.Starred) for elt in node.elts)
 
 
+class NestedTooDeeply(ValueError):
+    """The tree nests deeper than the printer's recursion can follow."""
+
+
 def unparse(node: ast.AST, indent: int = 4) -> str:
     """Python source for ``node``: a module, statement, expression or other AST node.
 
@@ -1023,4 +1027,4 @@ def unparse(node: ast.AST, indent: int = 4) -> str:
         # A node missing a field or holding the wrong kind of value.
         raise ValueError("malformed AST: %s: %s" % (type(error).__name__, error)) from None
     except RecursionError:
-        raise ValueError("AST nested too deeply to print") from None
+        raise NestedTooDeeply("AST nested too deeply to print") from None
