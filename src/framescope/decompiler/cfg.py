@@ -247,13 +247,6 @@ def dominators(entry: Block, blocks: List[Block]) -> DominatorTree:
     return DominatorTree(entry, idom)
 
 
-def reverse_postorder(entry: Block) -> List[Block]:
-    """Blocks reachable from ``entry`` (handlers included), in reverse postorder."""
-    order = postorder(entry, _all_succs)
-    order.reverse()
-    return order
-
-
 def _all_succs(block: Block) -> List[Block]:
     succs = block.succs()
     if block.catch is not None:
