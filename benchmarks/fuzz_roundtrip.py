@@ -139,7 +139,7 @@ def on_alarm(signum: int, frame: Any) -> None:
 
 def check_program(check: Any, source: str, timeout: int) -> List[Any]:
     """The round trip of every function of ``source``, each bounded by ``timeout`` seconds."""
-    if timeout and hasattr(signal, "SIGALRM"):
+    if timeout and hasattr(signal, "alarm"):
         signal.signal(signal.SIGALRM, on_alarm)
         signal.alarm(timeout)
     try:
@@ -149,7 +149,7 @@ def check_program(check: Any, source: str, timeout: int) -> List[Any]:
     except RecursionError as err:  # deep generated nesting the checker itself cannot compile
         return [check.Outcome("<program>", "wrong", "RecursionError: %s" % err)]
     finally:
-        if timeout and hasattr(signal, "SIGALRM"):
+        if timeout and hasattr(signal, "alarm"):
             signal.alarm(0)
 
 
