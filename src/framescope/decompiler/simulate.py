@@ -459,7 +459,7 @@ class Simulator:
     def op_CONTAINS_OP(self, ins: Instr, state: State) -> None:
         right = self.pop_expr(state)
         if isinstance(right, ast.Constant) and isinstance(right.value, frozenset):
-            right = ast.Set(elts=[const_expr(x) for x in sorted(right.value, key=repr)])
+            right = ast.Set(elts=set_items(right.value))
         left = self.pop_expr(state)
         op = ast.NotIn() if ins.arg else ast.In()
         state.push(ast.Compare(left=left, ops=[op], comparators=[right]))
@@ -568,8 +568,7 @@ class Simulator:
         if isinstance(items, ast.Constant) and isinstance(items.value, tuple):
             target.elts.extend(const_expr(x) for x in items.value)
         elif isinstance(items, ast.Constant) and isinstance(items.value, frozenset):
-            # Sorted so that the text does not depend on hash randomisation.
-            target.elts.extend(const_expr(x) for x in sorted(items.value, key=repr))
+            target.elts.extend(set_items(items.value))
         else:
             target.elts.append(ast.Starred(value=items, ctx=ast.Load()))
 
@@ -961,6 +960,12 @@ def is_definition(func: v.Function) -> bool:
 def make_slice(start: ast.expr, stop: ast.expr, step: Optional[ast.expr] = None) -> ast.Slice:
     return ast.Slice(lower=None if is_none(start) else start, upper=None if is_none(stop) else stop,
                      step=None if step is None or is_none(step) else step)
+
+
+def set_items(value: frozenset) -> List[ast.expr]:
+    """A frozenset constant's items as expressions, sorted so that the text does not depend
+    on hash randomisation."""
+    return [const_expr(x) for x in sorted(value, key=repr)]
 
 
 def const_expr(value: Any) -> ast.expr:
