@@ -23,6 +23,7 @@ import collections
 import copy
 import dis
 import functools
+import hashlib
 import io
 import json
 import os
@@ -272,6 +273,8 @@ class Tally:
         self.modules = 0
         #: Modules of the list that this interpreter does not have.
         self.missing: List[str] = []
+        #: ("module:qualname", decompiled text or "refused: <reason>") of each function decompiled.
+        self.outputs: List[Tuple[str, str]] = []
 
     def fail(self, reason: str, where: str) -> None:
         self.reasons[reason] += 1
@@ -321,6 +324,7 @@ def run_function(
         text = decompile(code)
     except DecompilationError as error:
         tally.seconds += time.perf_counter() - started
+        tally.outputs.append((where, "refused: %s" % error))
         tally.decompilation_errors += 1
         tally.fail("DecompilationError: " + reason_key(error.reason), where)
         _report(show or verbose, where, "DecompilationError: %s" % error)
@@ -341,6 +345,7 @@ def run_function(
         return
     tally.seconds += time.perf_counter() - started
     tally.decompiled += 1
+    tally.outputs.append((where, text))
     if show:
         print("---- %s: decompiled\n%s" % (where, text))
     try:
@@ -492,8 +497,15 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--verbose", action="store_true", help="print every failure (with --function: dis too)")
     parser.add_argument("--top", type=int, default=15, help="how many failure reasons to list")
     parser.add_argument("--json", help="write the row (figures and reasons) to this file")
+    parser.add_argument("--outputs", help="write each function's decompiled text (or refusal), hashed, to "
+                        "this file: two runs give the same file exactly when every output is the same")
     args = parser.parse_args(argv)
     tally = run(args)
+    if args.outputs:
+        with open(args.outputs, "w", encoding="utf-8") as handle:
+            for where, text in tally.outputs:
+                digest = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
+                handle.write("%s %s\n" % (digest, where))
     data = row(tally, args.decompiler)
     print("%d modules (missing here: %s), decompiler=%s"
           % (tally.modules, ", ".join(tally.missing) or "none", args.decompiler))

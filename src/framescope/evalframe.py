@@ -29,13 +29,13 @@ import ast
 import builtins
 import dis
 import inspect
-import re
 import threading
 import types
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Hashable, List, Optional, Sequence, Tuple
 
 from framescope import torch_internals as _torch
+from framescope import torch_text
 from framescope.torch_internals import UnsupportedTorchError
 
 __all__ = [
@@ -432,17 +432,8 @@ def _local_names(code: types.CodeType) -> frozenset:
     return frozenset(code.co_varnames + code.co_cellvars + code.co_freevars)
 
 
-# torch prints some guards with the type of the guarded value appended.
-_TYPE_SUFFIX = re.compile(r",\s*type=<class '([\w.]+)'>\s*$")
-_LOCAL = re.compile(r"\bL\['([A-Za-z_]\w*)'\]")
-_GLOBAL = re.compile(r"\bG\['([A-Za-z_]\w*)'\]")
-_ID_CHECK = re.compile(r"^___check_(type|obj)_id\((.*), (\d+)\)$")
 # Names that torch's guards use for Dynamo's own modules.
 _DYNAMO_NAMES = ("utils_device.",)
-_TENSOR_CHECK = re.compile(
-    r"^check_tensor\((.+?), \w+, DispatchKeySet\([^)]*\), (torch\.\w+), device=\w+, "
-    r"requires_grad=(True|False), size=\[([^\]]*)\], stride=\[([^\]]*)\]\)$"
-)
 
 
 def render_guard(code_parts: Sequence[str], local_names: Sequence[str] = ()) -> str:
@@ -472,23 +463,18 @@ def render_guard(code_parts: Sequence[str], local_names: Sequence[str] = ()) -> 
 
 def _guard_clause(part: str, names: frozenset) -> Optional[str]:
     """One guard code part as a Python expression, or None."""
-    suffix = _TYPE_SUFFIX.search(part)
-    type_name = suffix.group(1) if suffix else None
-    if suffix:
-        part = part[: suffix.start()]
-    part = _LOCAL.sub(r"\1", part)
-    part = _GLOBAL.sub(lambda m: "globals()[%r]" % m.group(1) if m.group(1) in names else m.group(1), part)
-    match = _ID_CHECK.match(part)
-    if match:
-        kind, subject, number = match.groups()
-        if kind == "type":
+    part, type_name = torch_text.split_type_suffix(part)
+    part = torch_text.unscoped(part, names)
+    check = torch_text.id_check(part)
+    if check is not None:
+        if check.kind == "type":
             if type_name is not None and hasattr(builtins, type_name):
-                return "type(%s) is %s" % (subject, type_name)
-            return "id(type(%s)) == %s" % (subject, number)
-        return "id(%s) == %s" % (subject, number)
-    match = _TENSOR_CHECK.match(part)
-    if match:
-        return _tensor_clause(*match.groups())
+                return "type(%s) is %s" % (check.subject, type_name)
+            return "id(type(%s)) == %s" % (check.subject, check.number)
+        return "id(%s) == %s" % (check.subject, check.number)
+    tensor = torch_text.tensor_check(part)
+    if tensor is not None:
+        return _tensor_clause(tensor)
     if "___" in part or part.startswith(_DYNAMO_NAMES):  # meaningless outside Dynamo
         return None
     try:
@@ -498,7 +484,9 @@ def _guard_clause(part: str, names: frozenset) -> Optional[str]:
     return part
 
 
-def _tensor_clause(subject: str, dtype: str, requires_grad: str, size: str, stride: str) -> str:
+def _tensor_clause(tensor: torch_text.TensorCheck) -> str:
+    subject, dtype, requires_grad = tensor.subject, tensor.dtype, tensor.requires_grad
+    size, stride = tensor.size, tensor.stride
     clauses = ["%s.dtype == %s" % (subject, dtype), "%s.requires_grad is %s" % (subject, requires_grad)]
     sizes, strides = _dims(size), _dims(stride)
     if "None" in sizes:  # a dynamic dimension: check the known ones one by one

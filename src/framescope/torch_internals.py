@@ -483,12 +483,6 @@ def on_compile_start(callback: Callable[[], None]) -> Removable:
     return Removable(lambda: callback_handler.remove_start_callback(start))
 
 
-def compile_frame(compile_id: str) -> str:
-    """The frame part of torch's compile id: ``"5"`` for ``"5/4"`` (the fifth compile of
-    frame 5); compiles with the same frame part are of the same code object."""
-    return compile_id.split("/")[0]
-
-
 def current_compile_id(feature: str = DUMP) -> Optional[str]:
     """torch's id ("0/1": frame 0, its second compile) of the compile running now, or None."""
     require(feature)

@@ -552,7 +552,7 @@ def test_dumps_one_after_another_reuse_graph_names(tmp_path):
         index = load_index(tmp_path / folder)
         [graph] = index["graphs"]
         assert graph["name"] == "__compiled_fn_1" and graph["frame"] == name
-        assert naming.is_graph_name(graph["torch_name"]) and graph["torch_name"] != graph["name"]
+        assert torch_text.is_graph_name(graph["torch_name"]) and graph["torch_name"] != graph["name"]
         assert frames_by_name(index)[name]["entries"][0]["graphs"] == ["__compiled_fn_1"]
         text = (tmp_path / folder / ("__transformed_code_0_for_%s.py" % name)).read_text(encoding="utf-8")
         assert "= __compiled_fn_1(x)" in text
@@ -762,20 +762,6 @@ def test_sanitise_and_unique_ids():
     ids = naming.FrameIds()
     names = [ids.new(n) for n in ("f", "<lambda>", "f", "f_2", "<lambda>")]
     assert names == ["f", "_lambda_", "f_2", "f_2_2", "_lambda__2"]
-
-
-def test_stable_graph_names():
-    long = "__compiled_fn_12_a02bc87c_2897_495c_849e_77bc54606c2c"
-    assert naming.stable_graph_name(long) == "__compiled_fn_12"
-    # In one pass: a new name that is also one of torch's is not renamed again.
-    names = {long: "__compiled_fn_1", "__compiled_fn_1": "__compiled_fn_2"}
-    text = "y = %s(x); z = __compiled_fn_1(y); w = __compiled_fn_12(z); __compiled_fn_1x" % long
-    assert naming.rename_graphs(text, names) == (
-        "y = __compiled_fn_1(x); z = __compiled_fn_2(y); w = __compiled_fn_12(z); __compiled_fn_1x")
-    assert naming.is_graph_name(long) and naming.is_graph_name("__compiled_fn_3")
-    assert not naming.is_graph_name("__compiled_fn_x")
-    assert naming.is_resume_global("__resume_at_40_3")
-    assert naming.resume_line("torch_dynamo_resume_in_f_at_16") == 16
 
 
 GUARD_PARTS = [

@@ -17,7 +17,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from framescope.dump import events, graphs  # noqa: E402
+from framescope.dump import graphs  # noqa: E402
 
 pytestmark = pytest.mark.torch
 
@@ -698,52 +698,3 @@ def test_shape_text():
     assert graphs.graph_file("__compiled_fn_3", "aot_forward") == "__compiled_fn_3.aot_forward.py"
 
 
-def test_parse_recompile_reason():
-    text = (
-        "1/0: n == 2                                                   # y = y * n  "
-        "# mp/fx/prog.py:19 in torch_dynamo_resume_in_f_at_18\nUser stack trace:\n"
-        '  File "/tmp/fx/prog.py", line 19, in torch_dynamo_resume_in_f_at_18\n    y = y * n'
-    )
-    assert events.parse_recompile_reason(text) == {"reason": "n == 2", "filename": "/tmp/fx/prog.py", "lineno": 19}
-    # torch 2.10-2.12: no stack; the failed guard's comment says where (the first guard's place).
-    text = "0/0: mode == 'a'  # if mode == 'a':  # /tmp/prog.py:7 in f; n == 2  #   # /tmp/p.py:9 in g"
-    assert events.parse_recompile_reason(text) == {
-        "reason": "mode == 'a'; n == 2", "filename": "/tmp/prog.py", "lineno": 7}
-    plain = events.parse_recompile_reason("0/0: tensor 'x' size mismatch at index 0. expected 4, actual 5")
-    assert plain == {"reason": "tensor 'x' size mismatch at index 0. expected 4, actual 5", "filename": None, "lineno": None}
-
-
-def test_parse_graph_break():
-    text = textwrap.dedent(
-        """\
-        Graph break in user code at /tmp/prog.py:18
-        Graph Break Reason: Encountered graph break when attempting to trace CALL: a function call, e.g. f(x, y):
-
-        Failed to trace builtin operator
-          Explanation: Dynamo does not know how to trace builtin operator `print`
-          Hint: Avoid calling builtin `print`.
-          Hint: Please report an issue to PyTorch.
-
-          Developer debug context: builtin print False
-
-         For more details about this graph break, please visit: https://example.org/site/gb/gb0059.html
-
-        User code traceback:
-          File "/tmp/prog.py", line 18, in f
-            print("break one")
-
-        Traceback (most recent call last):
-          File "/torch/_dynamo/symbolic_convert.py", line 1076, in wrapper
-        """
-    )
-    assert events.parse_graph_break(text) == {
-        "reason": "Failed to trace builtin operator: Dynamo does not know how to trace builtin operator `print`",
-        "filename": "/tmp/prog.py",
-        "lineno": 18,
-        "gb_code": "GB0059",
-        "docs": "https://example.org/site/gb/gb0059.html",
-        "hints": ["Avoid calling builtin `print`.", "Please report an issue to PyTorch."],
-    }
-    # A torch without graph-break codes (or hints) gives none.
-    bare = events.parse_graph_break("Graph break in user code at /tmp/prog.py:3\nGraph Break Reason: Unsupported")
-    assert (bare["gb_code"], bare["docs"], bare["hints"]) == (None, None, [])

@@ -6,7 +6,7 @@ from types import CodeType, FunctionType, MethodType
 from typing import Any, Callable, List, Optional, Tuple
 
 from framescope.decompiler.cleanup import clean_body, strip_return_none
-from framescope.decompiler.function import TooLarge, body_of, function_def, lambda_expr, nested
+from framescope.decompiler.function import TooLarge, body_of, function_def, guarded, lambda_expr, nested
 from framescope.decompiler.values import Function
 from framescope.decompiler.unparse import NestedTooDeeply, percent_format, unparse
 from framescope.errors import DecompilationError
@@ -50,19 +50,6 @@ def refuse_malformed(code: CodeType) -> None:
         if why is not None:
             raise DecompilationError("malformed bytecode: %s" % why, code_name=current.co_name)
         pending += [const for const in current.co_consts if isinstance(const, CodeType)]
-
-
-def guarded(step: Callable[..., str], code: CodeType, *args: Any) -> str:
-    """``step(code, *args)``, any failure but DecompilationError turned into one."""
-    try:
-        return step(code, *args)
-    except DecompilationError:
-        raise
-    except (RecursionError, MemoryError, NestedTooDeeply):
-        raise DecompilationError("too deeply nested to decompile", code_name=code.co_name) from None
-    except Exception as err:  # a gap in the decompiler must never look like a user error
-        raise DecompilationError("internal error (%s: %s)" % (type(err).__name__, err),
-                                 code_name=code.co_name) from err
 
 
 def is_machine_candidate(code: CodeType) -> bool:

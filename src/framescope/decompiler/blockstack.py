@@ -11,10 +11,9 @@ traceback triples) on top of the block's stack level.
 import dis
 from typing import Dict, List, Optional, Tuple
 
-from framescope.decompiler.instructions import Handler
+from framescope.decompiler.instructions import BLOCK_SETUPS, Handler
 
 UNCONDITIONAL = frozenset({"JUMP_FORWARD", "JUMP_ABSOLUTE", "RETURN_VALUE", "RAISE_VARARGS", "RERAISE"})
-SETUPS = frozenset({"SETUP_FINALLY", "SETUP_WITH", "SETUP_ASYNC_WITH"})
 
 #: A pushed block: (handler offset, stack level); the offset None marks an EXCEPT_HANDLER block.
 Block = Tuple[Optional[int], int]
@@ -42,7 +41,7 @@ def legacy_handlers(code, raw) -> Dict[int, Handler]:
                 target, level = finally_blocks[-1]
                 handlers[ins.offset] = Handler(target, level, False)
             name = ins.opname
-            if name in SETUPS:
+            if name in BLOCK_SETUPS:
                 level = depth if name != "SETUP_ASYNC_WITH" else depth - 1
                 handler_blocks = blocks + ((None, 0),)
                 work.append((index[ins.argval], handler_blocks, level + 6))
@@ -58,10 +57,10 @@ def legacy_handlers(code, raw) -> Dict[int, Handler]:
                 effect = dis.stack_effect(ins.opcode, ins.arg, jump=False)
             except ValueError:
                 effect = 0
-            if name in SETUPS:
+            if name in BLOCK_SETUPS:
                 effect = dis.stack_effect(ins.opcode, ins.arg, jump=False)
             if ins.opcode in dis.hasjrel or ins.opcode in dis.hasjabs:
-                if name not in SETUPS:
+                if name not in BLOCK_SETUPS:
                     jump_effect = dis.stack_effect(ins.opcode, ins.arg, jump=True)
                     work.append((index.get(ins.argval, -1), blocks, depth + jump_effect))
             if name in UNCONDITIONAL:

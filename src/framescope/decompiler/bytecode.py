@@ -10,13 +10,12 @@ plain ``arg`` (callers read constants from ``co_consts`` themselves).
 Inline ``CACHE`` entries are skipped, as ``dis`` does by default.
 """
 import dis
-import sys
 from types import CodeType
 from typing import List, Optional, Tuple
 
-__all__ = ["Instruction", "instructions", "inline_caches"]
+from framescope.decompiler import versions
 
-_PY = sys.version_info[:2]
+__all__ = ["Instruction", "instructions", "inline_caches"]
 
 #: (offset, opcode, opname, arg, argval).
 Instruction = Tuple[int, int, str, Optional[int], object]
@@ -25,11 +24,11 @@ _OPNAME = dis.opname
 _EXTENDED_ARG = dis.opmap["EXTENDED_ARG"]
 
 # Opcodes that take an argument: 3.12+ list them, older versions number them from HAVE_ARGUMENT.
-_HAS_ARG = frozenset(dis.hasarg) if _PY >= (3, 12) else frozenset(range(dis.HAVE_ARGUMENT, 256))
+_HAS_ARG = frozenset(dis.hasarg) if versions.LISTS_ARG_OPCODES else frozenset(range(dis.HAVE_ARGUMENT, 256))
 
 # Inline cache entries after each opcode (3.11+).
 _CACHES = [0] * 256
-if _PY >= (3, 11):
+if versions.INLINE_CACHES:
     _entries = dis._inline_cache_entries  # type: ignore[attr-defined]
     for _op in range(256):
         if isinstance(_entries, dict):  # 3.13+: by name
@@ -62,7 +61,7 @@ def _kind(op: int) -> int:
         return _ABSOLUTE
     if _OPNAME[op] in _PAIRS:
         return _PAIR
-    if op in dis.haslocal or (op in dis.hasfree and _PY >= (3, 11)):
+    if op in dis.haslocal or (op in dis.hasfree and versions.LOCALS_PLUS):
         return _LOCAL
     if op in dis.hasfree:
         return _CELL  # up to 3.10 cell and free variables are numbered apart from the locals
@@ -74,14 +73,14 @@ _KIND = [_kind(op) for op in range(256)]
 _SIZE = [2 + 2 * caches for caches in _CACHES]
 # Name arguments with flags in their low bits: how many bits (3.11+ LOAD_GLOBAL, 3.12+ attributes).
 _NAME_SHIFT = [0] * 256
-if _PY >= (3, 11):
+if versions.LOAD_GLOBAL_NULL_BIT:
     _NAME_SHIFT[dis.opmap["LOAD_GLOBAL"]] = 1
-if _PY >= (3, 12):
+if versions.LOAD_ATTR_METHOD_BIT:
     _NAME_SHIFT[dis.opmap["LOAD_ATTR"]] = 1
     _NAME_SHIFT[dis.opmap["LOAD_SUPER_ATTR"]] = 2
 # Jump arguments count bytes up to 3.9, instructions after; 3.12+ count from after the caches.
-_UNIT = 1 if _PY < (3, 10) else 2
-_JUMP_BASE = [2 + 2 * caches if _PY >= (3, 12) else 2 for caches in _CACHES]
+_UNIT = 2 if versions.JUMPS_COUNT_UNITS else 1
+_JUMP_BASE = [2 + 2 * caches if versions.JUMPS_FROM_AFTER_CACHES else 2 for caches in _CACHES]
 _INT_OVERFLOW = 2 ** 31
 
 
@@ -89,7 +88,7 @@ def instructions(code: CodeType) -> List[Instruction]:
     """Every instruction of ``code`` (without its inline caches), in order."""
     raw = code.co_code
     names = code.co_names
-    if _PY >= (3, 11):
+    if versions.LOCALS_PLUS:
         local = code._varname_from_oparg  # type: ignore[attr-defined]
     else:
         local = code.co_varnames.__getitem__
@@ -104,12 +103,12 @@ def instructions(code: CodeType) -> List[Instruction]:
         kind = _KIND[op]
         if kind == _NO_ARG:
             arg = argval = None
-            if _PY >= (3, 10):
+            if versions.NO_ARG_ENDS_EXTENDED_ARG:
                 extended = 0
         else:
             arg = argval = raw[offset + 1] | extended
             extended = (arg << 8) if op == _EXTENDED_ARG else 0
-            if _PY >= (3, 11) and extended >= _INT_OVERFLOW:
+            if versions.SIGNED_ARGUMENTS and extended >= _INT_OVERFLOW:
                 extended -= 2 * _INT_OVERFLOW
             if kind == _PLAIN:
                 pass

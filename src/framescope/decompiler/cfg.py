@@ -7,7 +7,7 @@ changes, so that one handler covers a whole block.
 from dataclasses import dataclass, field
 from typing import Callable, Dict, Hashable, List, Optional, Set, Tuple
 
-from framescope.decompiler.instructions import JUMPS, TERMINATORS, Handler, Instr
+from framescope.decompiler.instructions import JUMPS, Handler, Instr
 
 
 @dataclass(eq=False)
@@ -80,7 +80,7 @@ class CFG:
                 starts.add(ins.handler.target)
             if ins.op == "FOR_ITER":  # a loop header, even when its body never loops back
                 starts.add(ins.offset)
-            if ins.op in JUMPS or ins.op in TERMINATORS:
+            if ins.op in JUMPS or ins.is_final():
                 if i + 1 < len(self.instrs):
                     starts.add(self.instrs[i + 1].offset)
             if i and self.instrs[i - 1].handler != ins.handler:
@@ -103,7 +103,7 @@ class CFG:
     def _link(self) -> None:
         for i, block in enumerate(self.blocks):
             last = block.last
-            if last.op not in TERMINATORS and i + 1 < len(self.blocks):
+            if not last.is_final() and i + 1 < len(self.blocks):
                 block.fall = self.blocks[i + 1]
             if last.target is not None and last.op not in ("SETUP_FINALLY", "SETUP_WITH", "SETUP_ASYNC_WITH"):
                 block.jump = self.by_offset.get(last.target)
@@ -134,12 +134,6 @@ class CFG:
             self.by_offset.setdefault(block.start, block)
         self.entry = self.blocks[0]
         self.dom = dominators(self.entry, self.blocks)
-
-    def block_at(self, offset: int) -> Block:
-        return self.by_offset[offset]
-
-    def handler_block(self, handler: Handler) -> Block:
-        return self.by_offset[handler.target]
 
 
 class DominatorTree:

@@ -8,10 +8,10 @@
 """
 import ast
 import inspect
-import sys
 from types import CodeType
 from typing import List, Optional
 
+from framescope.decompiler import versions
 from framescope.decompiler.conditions import negate
 from framescope.decompiler.sametree import same_tree
 from framescope.decompiler.simulate import AssertionErrorName, CompAppend, is_none
@@ -110,7 +110,7 @@ def strip_trailing_continue(body: List[ast.stmt]) -> List[ast.stmt]:
 
 def as_assert(stmt: ast.stmt) -> ast.stmt:
     """``if not test: raise AssertionError(msg)`` with the compiler's own AssertionError → ``assert``."""
-    if isinstance(stmt, ast.Raise) and stmt.cause is None and sys.version_info >= (3, 10):
+    if isinstance(stmt, ast.Raise) and stmt.cause is None and versions.ASSERT_FALSE_UNTESTED:
         # 3.10+ drops the test of ``assert False, msg``, not the assertion (3.8 and 3.9 keep it).
         exc = stmt.exc.func if isinstance(stmt.exc, ast.Call) else stmt.exc
         if isinstance(exc, AssertionErrorName):

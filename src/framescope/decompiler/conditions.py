@@ -32,8 +32,6 @@ from framescope.errors import DecompilationError
 if TYPE_CHECKING:
     from framescope.decompiler.structure import Structurer
 
-CONDITIONAL = ("POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE",
-               "JUMP_IF_FALSE_OR_POP", "JUMP_IF_TRUE_OR_POP")
 
 
 #: Operations that only build new values from what they pop, reading no flag on them: a
@@ -239,7 +237,7 @@ def collect_condition(st: "Structurer", block: Block, state: State, pops: bool =
 
 
 def is_test_block(st: "Structurer", block: Block, consumed) -> bool:
-    if block.last.op not in CONDITIONAL:
+    if not block.last.is_cond_jump():
         return False
     if any(p not in consumed for p in block.preds):
         return False

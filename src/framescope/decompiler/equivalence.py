@@ -24,18 +24,16 @@ import __future__
 import dis
 import io
 import math
-import sys
 import tokenize
 from collections import deque
 from dataclasses import dataclass
 from types import CodeType
 from typing import Dict, List, Optional, Tuple
 
+from framescope.decompiler import versions
 from framescope.decompiler.bytecode import argrepr, instructions
 
 __all__ = ["Difference", "compare_code", "equivalent", "find_difference", "recompile_function"]
-
-_PY = sys.version_info[:2]
 
 # co_flags that change what calling the function does; NOFREE, OPTIMIZED,
 # NEWLOCALS and the future-import bits are bookkeeping.
@@ -101,7 +99,7 @@ _OR_POP = {"JUMP_IF_FALSE_OR_POP": False, "JUMP_IF_TRUE_OR_POP": True}
 
 # Instructions that cannot raise: their exception handler, if any, is never used.  A
 # conditional jump calls ``__bool__`` up to 3.12; from 3.13 ``TO_BOOL`` does that first.
-_CANNOT_RAISE = frozenset(["JUMP", "POP_JUMP_IF_NONE", "NOP"] + (["POP_JUMP_IF_FALSE"] if _PY >= (3, 13) else []))
+_CANNOT_RAISE = frozenset(["JUMP", "POP_JUMP_IF_NONE", "NOP"] + (["POP_JUMP_IF_FALSE"] if versions.TO_BOOL else []))
 
 # After these (normalised) instructions control never reaches the next one.
 _NO_FALLTHROUGH = frozenset(["JUMP", "RETURN_VALUE", "RAISE_VARARGS", "RERAISE", "INTERPRETER_EXIT"])
@@ -121,7 +119,7 @@ _NAMES = frozenset(dis.hasname) | frozenset(dis.haslocal) | frozenset(dis.hasfre
 # (3.12+ LOAD_SUPER_ATTR).  3.11+ LOAD_GLOBAL's "push NULL too" bit becomes a
 # PUSH_NULL node.
 _ARG_BITS: Dict[str, int] = {}
-if _PY >= (3, 12):
+if versions.LOAD_ATTR_METHOD_BIT:
     _ARG_BITS["LOAD_ATTR"] = 1
     _ARG_BITS["LOAD_SUPER_ATTR"] = 3
 
@@ -185,7 +183,7 @@ class _Graph:
         self._build(code)
 
     def _build(self, code: CodeType) -> None:
-        entries = sorted(dis.Bytecode(code).exception_entries, key=lambda e: e.start) if _PY >= (3, 11) else []
+        entries = sorted(dis.Bytecode(code).exception_entries, key=lambda e: e.start) if versions.EXCEPTION_TABLE else []
         node_at: Dict[int, int] = {}
         pending: List[int] = []  # offsets of dropped instructions waiting for the next node
         raw_targets: List[Tuple[int, int]] = []  # (node, target offset)
@@ -232,11 +230,11 @@ class _Graph:
                     arg = argval if bits is None else (argval, number & bits)  # type: ignore[operator]
                 else:
                     arg = number
-                if name == "LOAD_GLOBAL" and _PY >= (3, 11) and number & 1:  # type: ignore[operator]
+                if name == "LOAD_GLOBAL" and versions.LOAD_GLOBAL_NULL_BIT and number & 1:  # type: ignore[operator]
                     # "NULL + name" is PUSH_NULL and the load (3.13+: the load, then PUSH_NULL);
                     # 3.12 folds the PUSH_NULL of an enclosing call into it too.
                     pair = [("PUSH_NULL", None), (name, argval)]
-                    if _PY >= (3, 13):
+                    if versions.NULL_AFTER_CALLABLE:
                         pair.reverse()
                     for part, value in pair:
                         rows.append(_row(part, shown, value, False, at, False))
@@ -262,10 +260,11 @@ class _Graph:
                 self.handlers[node] = handler
         self._mark_bookkeeping()
         self._fold_negated_tests()
-        if _PY >= (3, 11):
+        if versions.LOAD_GLOBAL_NULL_BIT:
             self._canonical_method_calls()
+        if versions.SWAPS_FOLDED_INTO_STORES:
             self._canonical_store_runs()
-        if _PY < (3, 12):
+        if versions.OR_POP_JUMPS:
             self._thread_or_pop_jumps()
 
     def _fold_negated_tests(self) -> None:
@@ -279,7 +278,7 @@ class _Graph:
         targets = {t for t in self.jumps if t is not None}
         ops, args = self.ops, self.args
         positive = {("CONTAINS_OP", 1): 0, ("IS_OP", 1): 0}
-        if _PY < (3, 9):  # COMPARE_OP 7 is ``not in``, 9 ``is not``
+        if not versions.CONTAINS_OP:  # COMPARE_OP 7 is ``not in``, 9 ``is not``
             positive.update({("COMPARE_OP", 7): 6, ("COMPARE_OP", 9): 8})
         for i in range(len(ops) - 1):
             key = (ops[i], args[i])
@@ -303,7 +302,7 @@ class _Graph:
                 args[i - 1] = _ANY
             elif (
                 ops[i] == "MAKE_FUNCTION"
-                and _PY < (3, 11)
+                and versions.MAKE_FUNCTION_QUALNAME
                 and i >= 2
                 and ops[i - 2] == "LOAD_CONST"
                 and isinstance(args[i - 2], CodeType)
@@ -328,9 +327,9 @@ class _Graph:
         """
         ops, args = self.ops, self.args
         for i in range(len(ops) - 1):
-            if ops[i] != "LOAD_ATTR" or (_PY >= (3, 12) and args[i][1] != 0):  # type: ignore[index]
+            if ops[i] != "LOAD_ATTR" or (versions.LOAD_ATTR_METHOD_BIT and args[i][1] != 0):  # type: ignore[index]
                 continue
-            if _PY >= (3, 13):
+            if versions.NULL_AFTER_CALLABLE:
                 if ops[i + 1] == "PUSH_NULL":
                     self._method(i)
                     self._skip(i + 1)
@@ -339,7 +338,7 @@ class _Graph:
                 self._skip(i - 2)
 
     def _method(self, node: int) -> None:
-        if _PY >= (3, 12):
+        if versions.LOAD_ATTR_METHOD_BIT:
             self.args[node] = (self.args[node][0], 1)  # type: ignore[index]
         else:
             self.ops[node] = "LOAD_METHOD"
@@ -425,18 +424,6 @@ class _Graph:
             if steps > len(ops):
                 return _SPIN
         return node
-
-    def successors(self, node: int) -> List[int]:
-        """Fall-through and jump successors, in that order (handlers are separate)."""
-        result = []
-        if self.ops[node] not in _NO_FALLTHROUGH:
-            result.append(node + 1 if node + 1 < len(self.ops) else _END)
-        target = self.jumps[node]
-        if target is not None:
-            result.append(target)
-        if self.swapped[node]:
-            result.reverse()
-        return result
 
     def edges(self) -> List[Tuple[List[int], Optional[int]]]:
         """For each node: `successors` and its handler's node, with unconditional jumps followed."""
@@ -524,7 +511,7 @@ def _docstring(code: CodeType) -> Optional[object]:
     """The docstring a function's code carries, or None."""
     if code.co_flags & _CO_OPTIMIZED_NEWLOCALS != _CO_OPTIMIZED_NEWLOCALS:
         return None  # module and class bodies store __doc__ with instructions
-    if _PY >= (3, 14):
+    if versions.DOCSTRING_FLAG:
         return code.co_consts[0] if code.co_flags & _CO_HAS_DOCSTRING else None
     if code.co_name.startswith("<") and code.co_name != "<lambda>":
         return None  # comprehensions and generator expressions reserve no slot

@@ -17,9 +17,8 @@ Copies get offsets past the end of the code, unique per copy.
 """
 from typing import List, Optional
 
-from framescope.decompiler.instructions import Handler, Instr
+from framescope.decompiler.instructions import BLOCK_SETUPS, Handler, Instr
 
-SETUPS = ("SETUP_FINALLY", "SETUP_WITH", "SETUP_ASYNC_WITH")
 
 
 def inline_finally(instrs: List[Instr], code_size: int, copies: Optional[List[int]] = None,
@@ -103,7 +102,7 @@ def matching_end(instrs: List[Instr], start: int) -> Optional[int]:
     level = 0
     for i in range(start, len(instrs)):
         op = instrs[i].op
-        if op in SETUPS or instrs[i].raw in SETUPS:
+        if op in BLOCK_SETUPS or instrs[i].raw in BLOCK_SETUPS:
             level += 1
         elif op == "END_FINALLY":
             if level == 0:

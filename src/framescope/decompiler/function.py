@@ -9,7 +9,7 @@ import ast
 import dis
 import inspect
 from types import CodeType
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 from framescope.decompiler import values as v
 from framescope.decompiler.cfg import CFG
@@ -18,6 +18,7 @@ from framescope.decompiler.cleanup import clean_body, comprehension, function_bo
 from framescope.decompiler.opcodes import canonical_instructions, docstring, jumps_and_loops
 from framescope.decompiler.signature import arguments
 from framescope.decompiler.simulate import Simulator, State
+from framescope.decompiler.unparse import NestedTooDeeply
 from framescope.errors import DecompilationError
 
 
@@ -191,3 +192,15 @@ def annotation_items(node: Any) -> Dict[str, ast.expr]:
         return {items[i]: ast.Constant(value=items[i + 1]) for i in range(0, len(items), 2)}
     raise DecompilationError("annotations are not a dict")
 
+
+def guarded(step: Callable[..., str], code: CodeType, *args: Any) -> str:
+    """``step(code, *args)``, any failure but DecompilationError turned into one."""
+    try:
+        return step(code, *args)
+    except DecompilationError:
+        raise
+    except (RecursionError, MemoryError, NestedTooDeeply):
+        raise DecompilationError("too deeply nested to decompile", code_name=code.co_name) from None
+    except Exception as err:  # a gap in the decompiler must never look like a user error
+        raise DecompilationError("internal error (%s: %s)" % (type(err).__name__, err),
+                                 code_name=code.co_name) from err

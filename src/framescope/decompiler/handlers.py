@@ -67,16 +67,6 @@ class HandlerMap:
             self.kinds[handler] = kind(self.block(handler))
         return self.kinds[handler]
 
-    def effective(self, handler) -> "Handler | None":
-        """The first handler in the chain that belongs to a statement (not implicit)."""
-        seen = 0
-        while handler is not None and seen < 100:
-            if self.kind(handler) != IMPLICIT:
-                return handler
-            handler = self.block(handler).handler
-            seen += 1
-        return None
-
     def covers(self, block: Block, handler: Handler) -> bool:
         """Whether an exception in ``block`` reaches ``handler`` through handlers of inner statements."""
         hops = 0

@@ -38,6 +38,18 @@ class Instr:
     #: Raw opcode name, kept for error messages.
     raw: str = ""
 
+    def is_pop_jump(self) -> bool:
+        """A conditional jump that pops its condition (``POP_JUMP_IF_*``)."""
+        return self.op in POP_JUMPS
+
+    def is_cond_jump(self) -> bool:
+        """Any conditional jump: a pop jump, or a ``JUMP_IF_*_OR_POP`` (up to 3.11)."""
+        return self.op in CONDITIONAL_JUMPS
+
+    def is_final(self) -> bool:
+        """Control never falls through to the next instruction."""
+        return self.op in TERMINATORS
+
     def __repr__(self) -> str:
         text = "%d %s" % (self.offset, self.op)
         if self.arg is not None:
@@ -57,6 +69,12 @@ POP_JUMPS = frozenset({"POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NON
 
 #: Conditional jumps that keep the value on the jumping path and pop it otherwise (up to 3.11).
 OR_POP_JUMPS = frozenset({"JUMP_IF_FALSE_OR_POP", "JUMP_IF_TRUE_OR_POP"})
+
+#: Raw opcodes of 3.8-3.10 that push a block whose handler an exception inside reaches.
+BLOCK_SETUPS = frozenset({"SETUP_FINALLY", "SETUP_WITH", "SETUP_ASYNC_WITH"})
+
+#: Every conditional jump.
+CONDITIONAL_JUMPS = POP_JUMPS | OR_POP_JUMPS
 
 #: Every instruction that may transfer control to ``target``.
 JUMPS = frozenset({"JUMP", "FOR_ITER", "SEND", "SETUP_FINALLY", "SETUP_WITH", "JUMP_IF_NOT_EXC_MATCH"}) | POP_JUMPS | OR_POP_JUMPS

@@ -11,19 +11,15 @@ import ast
 from typing import Dict, List, Optional, Set, Tuple
 
 from framescope.decompiler import values as v
+from framescope.decompiler import versions
 from framescope.decompiler.cfg import Block, natural_loop
 from framescope.decompiler.cleanup import build as build_comprehension
 from framescope.decompiler.cleanup import collect as collect_generators
 from framescope.decompiler.conditions import collect_condition
 from framescope.decompiler.instructions import Instr
 from framescope.decompiler.normalize import STATEMENT_ENDS, same_run
-from framescope.decompiler.opcodes import PY
 from framescope.decompiler.simulate import CompAppend, State
 from framescope.errors import DecompilationError
-
-
-#: 3.10+ copies short code that ends the function into each block that goes there.
-COPIES_EXITS = PY >= (3, 10)
 
 
 class Loop:
@@ -223,7 +219,7 @@ class LoopStructurer:
         ``return``) into the ``break`` that leaves the statement's body with the loop.
         """
         region = self.regions[-1] if self.regions else None
-        if not COPIES_EXITS or region is None or exit is None or region.contains(block) \
+        if not versions.COPIES_EXITS or region is None or exit is None or region.contains(block) \
                 or not any(region.contains(b) for b in body):
             return None
         current, seen = exit, 0
@@ -331,7 +327,7 @@ class LoopStructurer:
 
     def while_loop(self, header: Block, body: Set[Block], state: State) -> Optional[Block]:
         cond = None
-        if header.last.op in ("POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE"):
+        if header.last.is_pop_jump():
             probe = State(state.stack)
             try:
                 for ins in header.instrs[:-1]:

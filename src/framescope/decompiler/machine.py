@@ -36,12 +36,12 @@ from types import CodeType, FunctionType
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 from framescope.decompiler import values as v
-from framescope.decompiler.function import nested
+from framescope.decompiler.function import guarded, nested
 from framescope.decompiler.instructions import POP_JUMPS, Handler, Instr
 from framescope.decompiler.opcodes import canonical_instructions, handler_entry_values
 from framescope.decompiler.signature import arguments, parameter_names
 from framescope.decompiler.simulate import Simulator, State, as_store, const_expr, make_slice, name
-from framescope.decompiler.unparse import NestedTooDeeply, unparse
+from framescope.decompiler.unparse import unparse
 from framescope.errors import DecompilationError
 
 #: How many instructions one code object may take in all its paths (joins are copied per path).
@@ -111,29 +111,26 @@ def decompile_transformed(
         raise TypeError("decompile_transformed() needs a code object, not %s" % type(code).__name__)
     if code.co_flags & _SUSPENDABLE:
         raise DecompilationError("generators and coroutines are not machine-decompiled", code_name=code.co_name)
-    try:
-        try:
-            decompiler = MachineDecompiler(code, constant_name)
-            node = decompiler.function()
-        except _Unmergeable:
-            # Arms that meet with different waiting values: print each join in every arm.
-            decompiler = MachineDecompiler(code, constant_name, merge=False)
-            node = decompiler.function()
-        if parameters is not None:
-            name_after_parameters(node, decompiler.sim.temps, parameters, code)
-        source = unparse(ast.Module(body=[node], type_ignores=[]), indent=indent)
-    except DecompilationError:
-        raise
-    except (RecursionError, MemoryError, NestedTooDeeply):
-        raise DecompilationError("too deeply nested to decompile", code_name=code.co_name) from None
-    except Exception as err:  # a gap in the decompiler must never look like a user error
-        raise DecompilationError("internal error (%s: %s)" % (type(err).__name__, err),
-                                 code_name=code.co_name) from err
+    source = guarded(_machine_source, code, constant_name, parameters, indent)
     try:
         compile(source, code.co_filename, "exec")
     except SyntaxError as err:
         raise DecompilationError("produced invalid source (%s)" % err.msg, code_name=code.co_name) from None
     return source
+
+
+def _machine_source(code: CodeType, constant_name: Optional[Callable[[object], str]],
+                    parameters: Optional[Callable[[str], Optional[Sequence[str]]]], indent: int) -> str:
+    try:
+        decompiler = MachineDecompiler(code, constant_name)
+        node = decompiler.function()
+    except _Unmergeable:
+        # Arms that meet with different waiting values: print each join in every arm.
+        decompiler = MachineDecompiler(code, constant_name, merge=False)
+        node = decompiler.function()
+    if parameters is not None:
+        name_after_parameters(node, decompiler.sim.temps, parameters, code)
+    return unparse(ast.Module(body=[node], type_ignores=[]), indent=indent)
 
 
 # --------------------------------------------------------------------------- what may wait

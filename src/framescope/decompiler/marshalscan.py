@@ -9,12 +9,12 @@ The walk follows Python/marshal.c's format (the parts the running interpreter wr
 it cannot follow raises ValueError, as corrupt data does.
 """
 import struct
-import sys
 from typing import Any, List
+
+from framescope.decompiler import versions
 
 __all__ = ["code_strings", "Unsafe"]
 
-PY = sys.version_info[:2]
 
 _FLAG_REF = 0x80
 # Objects that carry nothing more than their type byte.
@@ -125,7 +125,7 @@ class _Reader:
 
     def code(self) -> None:
         # argcount, posonlyargcount, kwonlyargcount, [nlocals before 3.11,] stacksize, flags
-        self.take(4 * (5 if PY >= (3, 11) else 6))
+        self.take(4 * (5 if versions.LOCALS_PLUS else 6))
         raw = self.object()
         if not isinstance(raw, bytes):
             raise ValueError("a code object without bytecode")
@@ -136,13 +136,13 @@ class _Reader:
         fields = [self.object() for _ in range(7)]
         # CPython interns these names as it makes the code object, and 3.8-3.10 abort the
         # interpreter ("non-string found in code slot") when one is not a str.
-        name_tuples = fields[1:3] if PY >= (3, 11) else fields[1:5]
+        name_tuples = fields[1:3] if versions.LOCALS_PLUS else fields[1:5]
         for names in name_tuples:
             if isinstance(names, tuple) and any(name != _STR for name in names):
                 raise Unsafe("a code object's names are not all strings")
         self.take(4)
         self.object()
-        if PY >= (3, 11):
+        if versions.LOCALS_PLUS:
             self.object()
 
 

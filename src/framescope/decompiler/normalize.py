@@ -13,12 +13,10 @@
 from typing import List, Optional, Set
 
 from framescope.decompiler.cfg import CFG, Block
-from framescope.decompiler.instructions import Instr
+from framescope.decompiler.instructions import OR_POP_JUMPS, Instr
 
-TESTS = ("POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE")
 OPPOSITE = {"POP_JUMP_IF_FALSE": "POP_JUMP_IF_TRUE", "POP_JUMP_IF_TRUE": "POP_JUMP_IF_FALSE",
             "POP_JUMP_IF_NONE": "POP_JUMP_IF_NOT_NONE", "POP_JUMP_IF_NOT_NONE": "POP_JUMP_IF_NONE"}
-OR_POP = ("JUMP_IF_FALSE_OR_POP", "JUMP_IF_TRUE_OR_POP")
 TERMINAL = ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE")
 
 
@@ -230,7 +228,7 @@ def test_length(head: Block, latch: Block) -> int:
 def unrotate_loops(cfg: CFG) -> bool:
     changed = False
     for head in list(cfg.blocks):
-        if head.last.op not in TESTS or head.fall is None or head.jump is None:
+        if not head.last.is_pop_jump() or head.fall is None or head.jump is None:
             continue
         body, exit = head.fall, head.jump
         for latch in list(body.preds):
@@ -275,7 +273,7 @@ def unrotate_compound_loop(cfg: CFG) -> bool:
     """
     by_operand = {}
     for block in cfg.blocks:
-        if block.last.op in TESTS + OR_POP and len(block.instrs) > 1:
+        if block.last.is_cond_jump() and len(block.instrs) > 1:
             by_operand.setdefault(key(block.instrs[-2]), []).append(block)
     for group in by_operand.values():
         for head in group:
@@ -310,7 +308,7 @@ def starts_statement(block: Block, index: int) -> bool:
         ins = pred.instrs
         if ins[-1].op in STATEMENT_ENDS or (ins[-1].op == "JUMP" and (len(ins) == 1 or ins[-2].op in STATEMENT_ENDS)):
             continue
-        if ins[-1].op in TESTS and (len(ins) == 1 or ins[-2].op != "COPY"):
+        if ins[-1].is_pop_jump() and (len(ins) == 1 or ins[-2].op != "COPY"):
             continue  # ``x or y`` as a value keeps a copy of ``x`` on the stack
         return False
     return True
@@ -337,12 +335,12 @@ def match_test(head: Block, head_start: int, latch: Block, latch_start: int):
             return None  # entered from elsewhere: not part of the test
         pairs[h] = c
         copies.add(c)
-        if h.last.op in OR_POP:  # ``x[:n or None]`` before 3.12
+        if h.last.op in OR_POP_JUMPS:  # ``x[:n or None]`` before 3.12
             if c.last.op != h.last.op or not same_run(h.instrs[hi:-1], c.instrs[ci:-1]):
                 return None
             todo.extend([(h.jump, 0, c.jump, 0), (h.fall, 0, c.fall, 0)])
             continue
-        if h.last.op not in TESTS:  # part of an operand, e.g. ``x[:n or None]``: falls on
+        if not h.last.is_pop_jump():  # part of an operand, e.g. ``x[:n or None]``: falls on
             if h.jump is not None or h.fall is None or c.jump is not None or h.last.op in TERMINAL \
                     or not same_run(h.instrs[hi:], c.instrs[ci:]):
                 return None

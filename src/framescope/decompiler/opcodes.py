@@ -27,14 +27,12 @@ Exception ranges come from the exception table on 3.11+ and from the block stack
 """
 import dis
 import functools
-import sys
 from types import CodeType
 from typing import Callable, Dict, List, Optional
 
+from framescope.decompiler import versions
 from framescope.decompiler.bytecode import inline_caches
-from framescope.decompiler.instructions import POP_JUMPS, Handler, Instr
-
-PY = sys.version_info[:2]
+from framescope.decompiler.instructions import JUMPS, POP_JUMPS, Handler, Instr
 
 #: Binary operators as the ``BINARY_*``/``INPLACE_*`` opcodes of 3.8-3.10 name them.
 LEGACY_BINARY = {
@@ -57,7 +55,6 @@ SAME_AS = {
     "POP_JUMP_BACKWARD_IF_NOT_NONE": "POP_JUMP_IF_NOT_NONE",
     "LOAD_CONST_IMMORTAL": "LOAD_CONST", "LOAD_CONST_MORTAL": "LOAD_CONST", "LOAD_SMALL_INT": "LOAD_CONST",
     "POP_ITER": "POP_TOP", "LOAD_CLASSDEREF": "LOAD_DEREF",
-    "BEFORE_ASYNC_WITH": "BEFORE_ASYNC_WITH",
 }
 
 #: Operations with no effect on what the source says.
@@ -85,8 +82,8 @@ def malformed_bytecode(raw: bytes) -> Optional[str]:
     make CPython itself read or write past its end: an unknown opcode, or an instruction
     whose inline caches (3.11+) run past the last code unit; None if it is not. Such code
     comes from corrupt ``.pyc`` files or hand-made code objects, never from a compiler."""
-    if PY < (3, 11):
-        return None  # no inline caches; dis reads these in Python and fails cleanly
+    if not versions.INLINE_CACHES:
+        return None  # dis reads these in Python and fails cleanly
     units, unit = len(raw) // 2, 0
     if len(raw) % 2:
         return "an odd number of bytes"
@@ -119,7 +116,7 @@ def jumps_and_loops(code: CodeType) -> tuple:
             continue
         if op in dis.hasjrel or op in dis.hasjabs:
             jumps += 1
-            if "BACKWARD" in name or (name == "JUMP_ABSOLUTE" and arg * (2 if PY >= (3, 10) else 1) <= offset):
+            if "BACKWARD" in name or (name == "JUMP_ABSOLUTE" and arg * (2 if versions.JUMPS_COUNT_UNITS else 1) <= offset):
                 back += 1
         arg = 0
     return jumps, back
@@ -158,7 +155,7 @@ class Translator:
             else:
                 self.emit(ins, ins.opname, ins.argval if ins.opname in SIMPLE_ARG else ins.arg)
         instrs = drop_loop_cleanup(self.out)
-        if PY < (3, 9):
+        if versions.FINALLY_SUBROUTINES:
             from framescope.decompiler.finally38 import inline_finally
 
             instrs = inline_finally(instrs, len(self.code.co_code))
@@ -169,10 +166,7 @@ class Translator:
             self.none_test = False
             if op == "POP_JUMP_IF_FALSE":
                 op = "POP_JUMP_IF_NONE"
-        if target is None and op in ("JUMP", "POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE",
-                                     "POP_JUMP_IF_NOT_NONE", "JUMP_IF_FALSE_OR_POP", "JUMP_IF_TRUE_OR_POP",
-                                     "FOR_ITER", "SEND", "SETUP_FINALLY", "SETUP_WITH",
-                                     "JUMP_IF_NOT_EXC_MATCH", "CALL_FINALLY"):
+        if target is None and (op in JUMPS or op == "CALL_FINALLY"):
             target = ins.argval
             arg = None
         instr = Instr(op, arg, ins.offset, target, self.line, self.handlers.get(ins.offset), ins.opname)
@@ -217,12 +211,12 @@ class Translator:
 
     # -- loads and stores --------------------------------------------------------------------------
     def op_LOAD_GLOBAL(self, ins) -> None:
-        if PY >= (3, 11) and ins.arg & 1:
+        if versions.LOAD_GLOBAL_NULL_BIT and ins.arg & 1:
             self.emit(ins, "PUSH_NULL")
         self.emit(ins, "LOAD_GLOBAL", ins.argval)
 
     def op_LOAD_ATTR(self, ins) -> None:
-        if PY >= (3, 12) and ins.arg & 1:
+        if versions.LOAD_ATTR_METHOD_BIT and ins.arg & 1:
             self.emit(ins, "LOAD_METHOD", ins.argval)
         else:
             self.emit(ins, "LOAD_ATTR", ins.argval)
@@ -246,7 +240,7 @@ class Translator:
     def load_kind(self, op: str, name: str) -> str:
         """3.13+ compile ``LOAD_CLOSURE`` (push a variable's cell object) to ``LOAD_FAST``:
         a ``LOAD_FAST`` of a cell or free variable is that; its value is ``LOAD_DEREF``."""
-        if op == "LOAD_FAST" and PY >= (3, 13) and (name in self.code.co_cellvars or name in self.code.co_freevars):
+        if op == "LOAD_FAST" and versions.CELLS_LOADED_BY_LOAD_FAST and (name in self.code.co_cellvars or name in self.code.co_freevars):
             return "LOAD_CLOSURE"
         return op
 
@@ -298,14 +292,14 @@ class Translator:
 
     def op_CALL_FUNCTION_EX(self, ins) -> None:
         # slots: 1 when only the callable is below the arguments (3.8-3.10), 2 with a NULL slot.
-        if PY >= (3, 14):
+        if versions.CALL_EX_KWARGS_SLOT:
             self.emit(ins, "CALL_FUNCTION_EX", (None, 2))  # kwargs slot always present, maybe NULL
         else:
-            self.emit(ins, "CALL_FUNCTION_EX", (bool(ins.arg & 1), 2 if PY >= (3, 11) else 1))
+            self.emit(ins, "CALL_FUNCTION_EX", (bool(ins.arg & 1), 2 if versions.CALL_EX_NULL_SLOT else 1))
 
     def op_MAKE_FUNCTION(self, ins) -> None:
         # (flags, whether the qualified name is on the stack)
-        self.emit(ins, "MAKE_FUNCTION", (ins.arg or 0, PY < (3, 11)))
+        self.emit(ins, "MAKE_FUNCTION", (ins.arg or 0, versions.MAKE_FUNCTION_QUALNAME))
 
     def op_SET_FUNCTION_ATTRIBUTE(self, ins) -> None:
         self.emit(ins, "SET_FUNCTION_ATTRIBUTE", ins.arg)
@@ -336,7 +330,7 @@ class Translator:
 
     def match_result(self, ins) -> None:
         """3.10 pushes a success flag over the result; 3.11+ tests a copy of the result for None."""
-        if PY < (3, 11):
+        if versions.MATCH_SUCCESS_FLAG:
             self.emit(ins, "COPY", 1)
             self.none_test = True
 
@@ -393,7 +387,7 @@ class Translator:
 
     def op_POP_EXCEPT(self, ins) -> None:
         # Values released: the saved exception (3.11+) or its type/value/traceback triple.
-        self.emit(ins, "POP_EXCEPT", 1 if PY >= (3, 11) else 3)
+        self.emit(ins, "POP_EXCEPT", 1 if versions.EXCEPTION_TABLE else 3)
 
     def op_SETUP_WITH(self, ins) -> None:
         self.emit(ins, "BEFORE_WITH")
@@ -404,14 +398,14 @@ class Translator:
 
 def starts_line(ins) -> Optional[int]:
     """The source line an instruction starts, if it starts one (3.13 renamed the field)."""
-    if PY >= (3, 13):
+    if versions.LINE_NUMBER_FIELD:
         return ins.line_number if ins.starts_line else None
     return ins.starts_line
 
 
 def exception_handlers(code: CodeType, raw) -> Dict[int, Handler]:
     """Offset → handler for every instruction inside an exception range."""
-    if PY >= (3, 11):
+    if versions.EXCEPTION_TABLE:
         result = {}
         for entry in dis.Bytecode(code).exception_entries:
             handler = Handler(entry.target, entry.depth, entry.lasti)
@@ -431,7 +425,7 @@ def drop_loop_cleanup(instrs: List[Instr]) -> List[Instr]:
     before 3.12 it jumped straight past the loop.  Canonical ``FOR_ITER`` always does
     the latter.
     """
-    if PY < (3, 12):
+    if not versions.FOR_ITER_TO_END_FOR:
         return instrs
     removed = {}
     keep: List[Instr] = []
@@ -439,7 +433,7 @@ def drop_loop_cleanup(instrs: List[Instr]) -> List[Instr]:
     while i < len(instrs):
         ins = instrs[i]
         if ins.op == "END_FOR":
-            skip = 2 if PY >= (3, 13) and i + 1 < len(instrs) and instrs[i + 1].op == "POP_TOP" else 1
+            skip = 2 if versions.END_FOR_THEN_POP_TOP and i + 1 < len(instrs) and instrs[i + 1].op == "POP_TOP" else 1
             nxt = instrs[i + skip].offset if i + skip < len(instrs) else None
             for dead in instrs[i:i + skip]:
                 removed[dead.offset] = nxt
@@ -457,7 +451,7 @@ def handler_entry_values(lasti: bool) -> list:
     """What the interpreter pushes on entry to an exception handler."""
     from framescope.decompiler.values import Exc
 
-    if PY >= (3, 11):
+    if versions.EXCEPTION_TABLE:
         return ([Exc("lasti")] if lasti else []) + [Exc("exc")]
     # The saved exception state, then the new exception, each as traceback, value, type.
     return [Exc("prev_tb"), Exc("prev_value"), Exc("prev_type"), Exc("tb"), Exc("value"), Exc("exc")]
@@ -469,7 +463,7 @@ def fold_send_loops(instrs: List[Instr]) -> List[Instr]:
     ``yield from x`` and ``await x`` compile to that loop from 3.11; up to 3.10 it is
     one ``YIELD_FROM`` instruction, the canonical spelling.
     """
-    if PY < (3, 11):
+    if not versions.SEND_LOOPS:
         return instrs
     out: List[Instr] = []
     end_sends = set()
@@ -487,7 +481,7 @@ def fold_send_loops(instrs: List[Instr]) -> List[Instr]:
             continue
         out.append(ins)
         i += 1
-    if PY >= (3, 12):
+    if versions.END_SEND:
         out = [ins for ins in out if not (ins.op == "END_SEND" and ins.offset in end_sends)]
     return out
 
@@ -522,7 +516,7 @@ def fold_async_for(instrs: List[Instr]) -> List[Instr]:
 
 def drop_block_setup(instrs: List[Instr]) -> List[Instr]:
     """Remove 3.8-3.10's ``SETUP_FINALLY``/``POP_BLOCK``: their ranges are already in ``handler``."""
-    if PY >= (3, 11):
+    if versions.EXCEPTION_TABLE:
         return instrs
     keep: List[Instr] = []
     removed: Dict[int, Optional[int]] = {}
@@ -593,7 +587,7 @@ def docstring(code: CodeType) -> Optional[str]:
     """
     if code.co_name in ("<lambda>", "<listcomp>", "<setcomp>", "<dictcomp>", "<genexpr>", "<module>"):
         return None
-    if PY >= (3, 14):
+    if versions.DOCSTRING_FLAG:
         has_doc = code.co_flags & 0x4000000
         return code.co_consts[0] if has_doc and code.co_consts else None
     first = code.co_consts[0] if code.co_consts else None

@@ -30,10 +30,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
 
 from framescope.decompiler import values as v
+from framescope.decompiler import versions
 from framescope.decompiler.cfg import Block
-from framescope.decompiler.conditions import CONDITIONAL, Cond, collect_condition, simple_condition
+from framescope.decompiler.conditions import Cond, collect_condition, simple_condition
+from framescope.decompiler.instructions import CONDITIONAL_JUMPS
 from framescope.decompiler.normalize import same_run
-from framescope.decompiler.opcodes import PY
 from framescope.decompiler.simulate import State
 from framescope.errors import DecompilationError
 
@@ -271,7 +272,7 @@ class Reader:
         from framescope.decompiler.structure import is_builtin_check
 
         block, index = pos
-        if (last and not allowed) or block.last.op not in CONDITIONAL:
+        if (last and not allowed) or not block.last.is_cond_jump():
             return None
         expected = self.outer + ([] if last else [self.subject])
         probe = State(start.stack if start is not None else expected)
@@ -361,7 +362,7 @@ class Reader:
                     failures.extend(more)
                     continue
                 self.set(stack[-1], "aliased", stack[-1].aliased + 1)
-            if op in CONDITIONAL:
+            if op in CONDITIONAL_JUMPS:
                 if self.stored or block.jump is None or block.fall is None:
                     raise NotAPattern
                 taken = self.passes(op, self.pop(stack))
@@ -423,7 +424,7 @@ class Reader:
                 pos = place
                 continue
             if ins.op == "POP_TOP" and (after(place) == ends[0][0]
-                                        or (PY >= (3, 12) and same_position(after(place), ends[0][0]))):
+                                        or (versions.EMPTY_LAST_ALTERNATIVE and same_position(after(place), ends[0][0]))):
                 # A last alternative ``_`` leaves no code (3.12+ drops its ``COPY 1; POP_TOP``):
                 # the failure goes on as a success, to the same code or a copy of it.
                 alternatives.append(Node())

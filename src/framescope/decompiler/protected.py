@@ -9,18 +9,14 @@ import ast
 from typing import List, Optional
 
 from framescope.decompiler import values as v
+from framescope.decompiler import versions
 from framescope.decompiler.cfg import Block, natural_loop, postdominators
 from framescope.decompiler.handlers import IMPLICIT, TRY, WITH, HandlerMap
 from framescope.decompiler.instructions import JUMPS, OR_POP_JUMPS, POP_JUMPS, Handler, Instr
 from framescope.decompiler.normalize import same_exit, same_handling, same_run
-from framescope.decompiler.opcodes import PY, handler_entry_values
+from framescope.decompiler.opcodes import handler_entry_values
 from framescope.decompiler.sametree import same_tree
 from framescope.decompiler.simulate import ExceptEnd, State
-
-#: 3.10+ copies short code that ends the function (``return x``) into each block that goes
-#: there; before, such code after a statement exists once, so a copy of it is the source's own.
-COPIES_EXITS = PY >= (3, 10)
-
 
 class Region:
     """A protected region: the blocks an exception in which reaches ``handler``."""
@@ -53,7 +49,7 @@ class ProtectedStructurer:
         Only 3.10+ copies it into the clauses: before, a clause that ends like the
         function (``return``) wrote that statement itself.
         """
-        if not COPIES_EXITS:
+        if not versions.COPIES_EXITS:
             return False
         return bool(self.after_try) and repeated_tail(self.after_try[-1], instrs) is not None
 
@@ -74,7 +70,7 @@ class ProtectedStructurer:
             if self.hmap.kind(current) != IMPLICIT:
                 chain.append(current)
             outer = self.hmap.block(current).handler
-            if outer is not None and PY < (3, 11) and outer.depth > current.depth:
+            if outer is not None and not versions.EXCEPTION_TABLE and outer.depth > current.depth:
                 break  # a try statement the handler's code starts with, above its exception: not around it
             current = outer
         active = {region.handler for region in self.regions}
@@ -87,7 +83,7 @@ class ProtectedStructurer:
         It does when the handler code loops back, or when every protected block is in
         the loop; a protected block after the loop means the try contains the loop.
         """
-        if PY < (3, 11) and any(latch.handler is not None and self.hmap.covers(latch, handler)
+        if not versions.EXCEPTION_TABLE and any(latch.handler is not None and self.hmap.covers(latch, handler)
                                 for latch in self.back_edges[header]):
             # Up to 3.10 the jump back of a loop around the try comes after its POP_BLOCK.
             return False
@@ -238,7 +234,7 @@ class ProtectedStructurer:
                 rest = State(st.stack)
                 self.walk(st.tail[0], None, rest, st.tail[1])
                 handler_node.body = [s for s in handler_node.body if not isinstance(s, ast.Pass)] + rest.stmts
-        if after is None and body_end is not None and not COPIES_EXITS:
+        if after is None and body_end is not None and not versions.COPIES_EXITS:
             after = self.dead_clause_exit(hblock, body_end)
         if after is None:
             after = body_end if body_end is not None else self.unmatched_exit(hblock)
@@ -259,7 +255,7 @@ class ProtectedStructurer:
 
     def returns_constant(self, end: Optional[Block], hblock: Block) -> bool:
         """Whether ``end`` is a ``return <constant>`` only the try body reaches, laid out before its handler."""
-        if COPIES_EXITS or end is None or len(end.preds) != 1 or end.index > hblock.index:
+        if versions.COPIES_EXITS or end is None or len(end.preds) != 1 or end.index > hblock.index:
             return False
         return [ins.op for ins in end.instrs] == ["LOAD_CONST", "RETURN_VALUE"]
 

@@ -4,6 +4,7 @@ import marshal
 from types import CodeType
 from typing import Optional
 
+from framescope.decompiler import versions
 from framescope.errors import DecompilationError
 
 #: First two bytes of the magic number of each release's final bytecode → that version.
@@ -21,9 +22,7 @@ class ForeignPycError(DecompilationError):
 
 
 def running_version() -> str:
-    import sys
-
-    return "%d.%d" % sys.version_info[:2]
+    return "%d.%d" % versions.PY
 
 
 def pyc_version(data: bytes) -> Optional[str]:

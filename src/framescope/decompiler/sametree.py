@@ -6,13 +6,14 @@ comparing; walking them side by side gives the same answer and stops at the
 first difference, which is where most comparisons end.
 """
 import ast
-import sys
+
+from framescope.decompiler import versions
 
 __all__ = ["same_tree"]
 
-# From 3.13 ``ast.dump`` leaves out fields that are None or empty lists (except
-# a Constant's or MatchSingleton's value), so a missing field, None and [] print alike.
-_OMITS_EMPTY = sys.version_info >= (3, 13)
+# Where ``ast.dump`` leaves out fields that are None or empty lists
+# (versions.AST_DUMP_OMITS_EMPTY), a missing field, None and [] print alike, except
+# a Constant's or MatchSingleton's value.
 _KEEPS_NONE = (ast.Constant, ast.MatchSingleton) if hasattr(ast, "MatchSingleton") else (ast.Constant,)
 
 # Field values whose repr is equal exactly when the values are (of one of these types).
@@ -34,7 +35,7 @@ def _same(a: object, b: object) -> bool:
             # Another class can still print alike (a subclass of the same name): ask ast.dump.
             return isinstance(b, ast.AST) and a.__class__.__name__ == b.__class__.__name__ \
                 and ast.dump(a) == ast.dump(b)
-        keeps_empty = not _OMITS_EMPTY or isinstance(a, _KEEPS_NONE)
+        keeps_empty = not versions.AST_DUMP_OMITS_EMPTY or isinstance(a, _KEEPS_NONE)
         for field in a._fields:
             x = getattr(a, field, _MISSING)
             y = getattr(b, field, _MISSING)
@@ -66,7 +67,7 @@ def _omitted(node: ast.AST, field: str, value: object, keeps_empty: bool) -> boo
     """Whether ``ast.dump`` leaves the field out."""
     if value is _MISSING:
         return True
-    if not _OMITS_EMPTY:
+    if not versions.AST_DUMP_OMITS_EMPTY:
         return False
     if value is None and getattr(type(node), field, ...) is None:
         return True

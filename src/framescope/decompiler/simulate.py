@@ -985,8 +985,3 @@ def const_value(node: Any) -> Any:
     if isinstance(node, ast.Tuple):
         return tuple(const_value(e) for e in node.elts)
     raise DecompilationError("expected a constant")
-
-
-def class_stmt(value: Any) -> Optional[ast.ClassDef]:
-    return value.node if isinstance(value, ClassValue) else None
-

@@ -173,8 +173,7 @@ class Structurer(LoopStructurer, ProtectedStructurer, MatchStructurer):
             if last.op == "POP_TOP" and self.is_break_copy(block, len(instrs) - 1, state):
                 state.stmts.append(ast.Break())
                 return None
-            if last.op in ("POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE",
-                           "JUMP_IF_FALSE_OR_POP", "JUMP_IF_TRUE_OR_POP"):
+            if last.is_cond_jump():
                 block = self.branch(block, stop, state)
             elif last.op == "JUMP":
                 block = block.jump

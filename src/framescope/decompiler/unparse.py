@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import ast
 import math
-import sys
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+from framescope.decompiler import versions
 
 __all__ = ["Precedence", "unparse"]
 
@@ -96,9 +97,6 @@ _HEX_INT_BITS = 4096
 # f-string replacement fields before 3.12 may not contain a backslash or the quote that
 # delimits the f-string, so strings inside them pick a quote from those still free.
 _QUOTES = ("'", '"', "'''", '"""')
-_PEP701 = sys.version_info >= (3, 12)  # fields may reuse the quote and hold backslashes
-_STAR_TUPLE_ANYWHERE = sys.version_info >= (3, 9)  # `for x in *a, b`, `x += *a, b`
-_STAR_SUBSCRIPT = sys.version_info >= (3, 11)  # `d[*a]`
 
 
 def _escape_table(quote: str, braces: bool) -> Dict[int, str]:
@@ -365,7 +363,7 @@ class _Unparser:
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         op = _BINOPS[type(node.op)][0]
         value = node.value
-        if not _STAR_TUPLE_ANYWHERE and _starred_tuple(value):
+        if not versions.STAR_TUPLE_ANYWHERE and _starred_tuple(value):
             text = self.expr(value, P.ATOM)
         else:
             text = self.rhs(value)
@@ -391,7 +389,7 @@ class _Unparser:
 
     def loop(self, node: Any, keyword: str) -> None:
         iterable = node.iter
-        if not _STAR_TUPLE_ANYWHERE and _starred_tuple(iterable):
+        if not versions.STAR_TUPLE_ANYWHERE and _starred_tuple(iterable):
             text = self.expr(iterable, P.ATOM)
         else:
             text = self.star_exprs(iterable)
@@ -699,7 +697,7 @@ class _Unparser:
             return self.visit(node)[0]
         if isinstance(node, ast.Tuple) and node.elts:
             starred = any(isinstance(elt, ast.Starred) for elt in node.elts)
-            if _STAR_SUBSCRIPT or not starred:
+            if versions.STAR_SUBSCRIPT or not starred:
                 # A tuple index takes no parentheses, and may not have them if it holds a slice.
                 return self.dimensions(node.elts, trailing_comma=not starred)
         if type(node).__name__ == "Index":  # Python 3.8
@@ -859,10 +857,10 @@ class _Unparser:
                 return self.template_with(prefix, values, quote, (quote,))
             except _NoFit:
                 continue
-        if not _PEP701:
+        if not versions.PEP701_FSTRINGS:
             raise ValueError(
                 "cannot write this f-string for Python %d.%d: a replacement field needs a "
-                "backslash or every kind of quote" % sys.version_info[:2]
+                "backslash or every kind of quote" % versions.PY
             )
         # 3.12+: fields may reuse the quote and hold backslashes.
         return self.template_with(prefix, values, order[0], None)

@@ -16,7 +16,7 @@ import marshal
 import types
 from typing import Any, Dict, List, Optional, Tuple
 
-from framescope import debugging, torch_internals
+from framescope import debugging, torch_internals, torch_text
 from framescope.dump import fullcode, naming, transformed
 from framescope.dump.folder import NotWritten
 from framescope.dump.session import DumpSession, FrameState
@@ -102,7 +102,7 @@ class Capture:
             "fallback_reason": result.reason,
             "guard_function": naming.guard_function(index, frame["id"]),
             "guard": [],
-            "graphs": [session.graph_name(n) for n in new_code.co_names if naming.is_graph_name(n)],
+            "graphs": [session.graph_name(n) for n in new_code.co_names if torch_text.is_graph_name(n)],
             "calls_resume": [],
             "compile_time_s": None,
             "recompile_reason": None,
@@ -147,7 +147,7 @@ class Capture:
         own = self.resume_callers.get(id(state.code))
         if own is not None and state.record["resume_of"] is None and own[1]:
             state.record["resume_of"] = own[1][0][0].record["id"]
-            state.record["resume_line"] = naming.resume_line(state.code.co_name)
+            state.record["resume_line"] = torch_text.resume_line(state.code.co_name)
         if len(state.record["entries"]) == 1 and own is not None:
             for _caller, caller_entry in own[1]:
                 caller_entry["calls_resume"].append(state.record["id"])
@@ -166,13 +166,13 @@ class Capture:
         2.13+), or a code constant it makes the function from in place (torch 2.10-2.12)."""
         found = []
         for name in new_code.co_names:
-            if naming.is_resume_global(name) and module_globals is not None:
+            if torch_text.is_resume_global(name) and module_globals is not None:
                 resume = transformed.resume_code(module_globals.get(name))
                 if resume is not None:
                     state.resume_globals[name] = resume
                     found.append(resume)
         found += [const for const in new_code.co_consts
-                  if isinstance(const, types.CodeType) and naming.resume_line(const.co_name) is not None]
+                  if isinstance(const, types.CodeType) and torch_text.resume_line(const.co_name) is not None]
         return found
 
     def read_guards(self) -> None:

@@ -15,89 +15,11 @@ Records carry torch's compile id; the session turns it into the frame and cache 
 from __future__ import annotations
 
 import linecache
-import re
 from typing import Any, Dict, List, Optional, Set, Tuple
 
-from framescope import torch_internals
+from framescope import torch_internals, torch_text
 
-__all__ = ["start", "stop", "parse_graph_break", "parse_recompile_reason"]
-
-_BREAK_AT = re.compile(r"^Graph break in user code at (.+):(\d+)$", re.M)
-_TRACE_FILE = re.compile(r'^\s*File "(.+)", line (\d+), in (\S+)', re.M)
-_COMPILE_ID_PREFIX = re.compile(r"^\s*\S*\d+/\d+\S*: ")
-# torch puts "  # <source line>  # <file>:<line> in <fn>" after a failed guard's text.
-_GUARD_COMMENT = re.compile(r"\s{2,}# .*?(?=; |$)", re.M)
-# ... whose last part names where the guarded value is used: "# prog.py:31 in f".
-_GUARD_PLACE = re.compile(r"#\s*([^#;\n]+?):(\d+) in [^\s;]+")
-_RESUME_NAME = re.compile(r"^torch_dynamo_resume_in_(.+)_at_\d+$")
-# torch 2.8+ ends a break's reason with the page of its graph-break code: ".../gb/gb0059.html".
-_BREAK_CODE = re.compile(r"(https?://\S+)?/gb/gb(\d{4})\.html")
-_HINT = re.compile(r"^\s*Hint: (.+)$", re.M)
-# A compile refused because the frame has too many entries (torch's fail_reason).
-_LIMIT_HIT = re.compile(r"recompile[_ ]limit|cache[_ ]size[_ ]limit|accumulated_recompile_limit", re.I)
-_LIMIT_NAME = re.compile(r"Limit type: (\w+)")
-_LIMIT_VALUE = re.compile(r"currently set to (\d+)")
-_LIMIT_REACHED = re.compile(r"\b(\w*recompile_limit|cache_size_limit) reached")
-
-
-def parse_graph_break(text: str) -> Dict[str, Any]:
-    """reason, filename, lineno of a ``dynamo_graph_break_reason`` payload (torch's text)."""
-    body = text.split("\nTraceback (most recent call last):", 1)[0]
-    user, _, traceback_text = body.partition("User code traceback:")
-    filename: Optional[str] = None
-    lineno: Optional[int] = None
-    match = _BREAK_AT.search(user)
-    if match:
-        filename, lineno = match.group(1), int(match.group(2))
-    else:
-        frames = _TRACE_FILE.findall(traceback_text or body)
-        if frames:
-            filename, lineno = frames[-1][0], int(frames[-1][1])
-    code = _BREAK_CODE.search(user)
-    return {
-        "reason": _break_reason(user),
-        "filename": filename,
-        "lineno": lineno,
-        "gb_code": "GB" + code.group(2) if code else None,
-        "docs": code.group(0) if code and code.group(1) else None,
-        "hints": [hint.strip() for hint in _HINT.findall(user)],
-    }
-
-
-def _break_reason(text: str) -> str:
-    """The graph-break kind and torch's explanation: ``Failed to trace builtin operator:
-    Dynamo does not know how to trace builtin operator `print` ...``."""
-    reason = text.split("Graph Break Reason:", 1)[1] if "Graph Break Reason:" in text else text
-    lines = [line.rstrip() for line in reason.strip().splitlines()]
-    # The first paragraph says what Dynamo was doing ("Encountered graph break when
-    # attempting to trace CALL ..."); the next one starts with the kind of break.
-    paragraphs = "\n".join(lines).split("\n\n")
-    head = paragraphs[1] if len(paragraphs) > 1 and paragraphs[0].startswith("Encountered") else paragraphs[0]
-    head_lines = head.strip().splitlines()
-    if not head_lines:
-        return lines[0] if lines else ""
-    kind = head_lines[0].strip()
-    explanation = next(
-        (line.strip()[len("Explanation:"):].strip() for line in head_lines if line.strip().startswith("Explanation:")),
-        None,
-    )
-    return "%s: %s" % (kind, explanation) if explanation else kind
-
-
-def parse_recompile_reason(text: str) -> Dict[str, Any]:
-    """reason (the failed guard as torch prints it), filename and lineno (where the guarded
-    value comes from, when torch knows) of a recompile reason."""
-    head, _, stack = text.partition("\nUser stack trace:")
-    head = _COMPILE_ID_PREFIX.sub("", head.strip(), count=1)
-    reason = _GUARD_COMMENT.sub("", head).strip()
-    frames = _TRACE_FILE.findall(stack)
-    filename, lineno = (frames[-1][0], int(frames[-1][1])) if frames else (None, None)
-    if filename is None:
-        # torch 2.10-2.12 give no stack, only the guard's own comment; its first failed guard.
-        place = _GUARD_PLACE.search(head.splitlines()[0] if head else "")
-        if place:
-            filename, lineno = place.group(1).strip(), int(place.group(2))
-    return {"reason": reason, "filename": filename, "lineno": lineno}
+__all__ = ["start", "stop"]
 
 
 def compile_phases(metrics: Dict[str, Any]) -> Dict[str, float]:
@@ -144,17 +66,13 @@ def cache_counts(metrics: Dict[str, Any]) -> Dict[str, int]:
 
 def recompile_limit(fail_reason: Optional[str]) -> Optional[Dict[str, Any]]:
     """``{"name": "recompile_limit", "value": 8}`` when a compile failed because its frame
-    reached torch's limit on cache entries (the value None where torch does not say it);
-    None for any other outcome."""
-    if not fail_reason or not _LIMIT_HIT.search(fail_reason):
+    reached torch's limit on cache entries; None for any other outcome."""
+    reached = torch_text.limit_reached(fail_reason)
+    if reached is None:
         return None
-    named = _LIMIT_NAME.search(fail_reason) or _LIMIT_REACHED.search(fail_reason)
-    name = named.group(1) if named else "recompile_limit"
-    value = _LIMIT_VALUE.search(fail_reason)
-    if value:
-        return {"name": name, "value": int(value.group(1))}
+    name, value = reached
     # torch 2.10 says only "recompile_limit reached": the limit is the setting's value now.
-    return {"name": name, "value": torch_internals.dynamo_limit(name)}
+    return {"name": name, "value": value if value is not None else torch_internals.dynamo_limit(name)}
 
 
 def _source_line(filename: Optional[str], lineno: Optional[int]) -> Optional[str]:
@@ -199,8 +117,8 @@ class EventRecorder:
     def _graph_break(self, record: Any) -> None:
         if record.payload is None or record.compile_id is None:
             return
-        found = parse_graph_break(record.payload)
-        torch_frame = torch_internals.compile_frame(record.compile_id)
+        found = torch_text.parse_graph_break(record.payload)
+        torch_frame = torch_text.compile_frame(record.compile_id)
         key = (torch_frame, found["filename"], found["lineno"], found["reason"])
         if key in self._seen:
             return  # the same break, met again by a recompile or a restarted trace
@@ -245,7 +163,7 @@ class EventRecorder:
         reason_text = metrics.get("recompile_reason")
         limit = recompile_limit(metrics.get("fail_reason"))
         if reason_text:
-            found = parse_recompile_reason(reason_text)
+            found = torch_text.parse_recompile_reason(reason_text)
             if found["filename"] and code[1] and code[1] != found["filename"] and code[1].endswith(found["filename"]):
                 # torch 2.10-2.12 cut a long path from the left: the frame's own file, whole.
                 found["filename"] = code[1]
@@ -273,9 +191,9 @@ class EventRecorder:
 
     def _frame_code(self, compile_id: str) -> Optional[Tuple[Optional[str], Optional[str], Optional[int]]]:
         """The code of an earlier compile of the same frame ("5/0" for "5/4"), if one ended."""
-        frame = torch_internals.compile_frame(compile_id)
+        frame = torch_text.compile_frame(compile_id)
         for other, code in self.compiles.items():
-            if torch_internals.compile_frame(other) == frame and code[1] is not None:
+            if torch_text.compile_frame(other) == frame and code[1] is not None:
                 return code
         return None
 
@@ -309,8 +227,7 @@ class EventRecorder:
         name, filename, _first = self.compiles.get(compile_id, (None, None, None))
         if name is None or lineno is None or filename is None:
             return None
-        outer = _RESUME_NAME.match(name)
-        return "torch_dynamo_resume_in_%s_at_%d" % (outer.group(1) if outer else name, lineno)
+        return torch_text.resume_name(name, lineno)
 
     def _entry_record(self, frame_id: str, index: int) -> Optional[Dict[str, Any]]:
         for frame in self.session.frames:

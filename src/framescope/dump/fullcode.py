@@ -17,6 +17,7 @@ import textwrap
 import types
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence
 
+from framescope import torch_text
 from framescope.dump import guards as _guards
 from framescope.dump import naming, transformed
 
@@ -83,7 +84,7 @@ def render(session: "DumpSession", state: "FrameState") -> str:
 
 def original_source(code: types.CodeType) -> Optional[str]:
     """Source of the original function: from its file, else decompiled; None if neither."""
-    if naming.resume_line(code.co_name) is None:
+    if torch_text.resume_line(code.co_name) is None:
         try:
             source = textwrap.dedent(inspect.getsource(code))
         except (OSError, TypeError, IndentationError):
@@ -91,7 +92,7 @@ def original_source(code: types.CodeType) -> Optional[str]:
         if source is not None and _compiles(source):
             return source.rstrip("\n")
     try:
-        if naming.resume_line(code.co_name) is not None:
+        if torch_text.resume_line(code.co_name) is not None:
             # Resume functions are machine-made: torch writes them as bytecode.
             from framescope.decompiler.machine import decompile_transformed
 
@@ -135,7 +136,7 @@ def _stubs(session: "DumpSession", state: "FrameState") -> str:
         lines += [
             "def %s(*args):" % name,
             '    """Continues %s after a graph break, at line %s (%s)."""'
-            % (state.record["name"], naming.resume_line(resume.co_name), where),
+            % (state.record["name"], torch_text.resume_line(resume.co_name), where),
             "    ...",
             "",
             "",

@@ -45,7 +45,7 @@ import types
 import weakref
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from framescope import torch_internals
+from framescope import torch_internals, torch_text
 from framescope.dump import naming
 from framescope.dump.naming import sanitise
 
@@ -70,10 +70,8 @@ _TRACE_STAGES = {
     "inductor_post_grad_graph": "post_grad",
     "inductor_output_code": "inductor",
 }
-# Inductor's provenance artifact with the user's stack traces of each kernel, and a line of
-# such a trace.
+# Inductor's provenance artifact with the user's stack traces of each kernel.
 _KERNEL_LINES = "inductor_provenance_tracking_kernel_stack_traces"
-_TRACE_LINE = re.compile(r'File "([^"]+)", line (\d+)')
 
 # Stages that also exist once more for the backward.
 _BACKWARD_STAGES = {"post_grad": "post_grad_backward", "inductor": "inductor_backward"}
@@ -375,9 +373,9 @@ class GraphDumper:
         for kernel, stacks in traces.items():
             lines = []
             for stack in stacks if isinstance(stacks, list) else []:
-                found = _TRACE_LINE.findall(stack) if isinstance(stack, str) else []
+                found = torch_text.trace_places(stack) if isinstance(stack, str) else []
                 if found:  # the innermost frame: the user's line that made the op
-                    place = [found[-1][0], int(found[-1][1])]
+                    place = list(found[-1])
                     if place not in lines:
                         lines.append(place)
             stage = prefix + ("inductor_backward" if phase == "backward" else "inductor")
@@ -576,11 +574,7 @@ def _user_expression(source: Optional[str]) -> Optional[str]:
     -> ``self.lin.w``."""
     if not source:
         return None
-    import re
-
-    text = re.sub(r"^[LG]\['([A-Za-z_][A-Za-z0-9_]*)'\]", r"\1", source)
-    text = re.sub(r"\._(?:modules|parameters|buffers)\['([A-Za-z_][A-Za-z0-9_]*)'\]", r".\1", text)
-    return text
+    return torch_text.user_expression(source)
 
 
 def _module_source(gm: Any) -> str:
@@ -680,11 +674,7 @@ def _swap_code(function: object, new: types.CodeType) -> bool:
 
 def _listing(text: str) -> str:
     """A graph listing from torch's trace as a valid, stable Python file."""
-    import re
-
-    # torch appends "# graph id: <id()>" to pre-grad listings: a number that changes
-    # between runs and would make two dumps of one program differ.
-    text = re.sub(r"\n+ *# graph id: \d+\s*$", "\n", text)
+    text = torch_text.without_graph_id(text)  # else two dumps of one program would differ
     # Listings name the module's class after the module, which may be "<lambda>".
     text = re.sub(
         r"^(\s*class )([^\s(:]+)(?=\()",

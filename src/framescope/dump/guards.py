@@ -12,17 +12,10 @@ from __future__ import annotations
 import ast
 import builtins
 import functools
-import json
 import re
 from typing import Dict, FrozenSet, List, NamedTuple, Optional, Sequence, Set
 
-_TYPE_SUFFIX = re.compile(r",\s*type=<class '([\w.]+)'>\s*$")
-_ID_CHECK = re.compile(r"^___check_(type|obj)_id\((.*), (\d+)\)$")
-_GLOBAL_STATE = re.compile(r"^___check_global_state\(\) against (\{.*\})$", re.S)
-_TENSOR_CHECK = re.compile(
-    r"^check_tensor\((.+?), \w+, DispatchKeySet\([^)]*\), (torch\.\w+), device=(\w+|None), "
-    r"requires_grad=(True|False), size=(\[[^\]]*\]), stride=(\[[^\]]*\])\)$"
-)
+from framescope import torch_text
 
 # Helper functions a rendered guard may call, by name: their source in the full-code file.
 HELPERS: Dict[str, str] = {
@@ -118,31 +111,19 @@ def _names_in(expr: str) -> FrozenSet[str]:
 def _clause(part: str) -> Clause:
     text = part.strip()
     flat = " ".join(text.split())
-    match = _GLOBAL_STATE.match(text)
-    if match:
-        try:
-            state = json.loads(match.group(1))
-        except ValueError:
-            state = None
-        if isinstance(state, dict) and {"grad_mode", "deterministic_algorithms", "num_threads"} <= set(state):
-            keep = {key: state[key] for key in ("grad_mode", "deterministic_algorithms", "num_threads")}
-            return Clause("___check_global_state(%r)" % keep, flat)
-    suffix = _TYPE_SUFFIX.search(text)
-    type_name = suffix.group(1) if suffix else None
-    if suffix:
-        text = text[: suffix.start()]
-    match = _ID_CHECK.match(text)
-    if match and _parses(match.group(2)):
-        kind, subject, number = match.groups()
-        if kind == "type" and type_name is not None and _spelled(type_name):
-            return Clause("type(%s) is %s" % (subject, type_name), flat)
-        return Clause("___check_%s_id(%s, %s)" % (kind, subject, number), flat if suffix else None)
-    match = _TENSOR_CHECK.match(" ".join(text.split()))
-    if match and _parses(match.group(1)):
-        subject, dtype, device, grad, size, stride = match.groups()
-        return Clause(
-            "___check_tensor(%s, %s, %s, %s, %s, %s)" % (subject, dtype, device, grad, size, stride), flat
-        )
+    state = torch_text.global_state(text)
+    if state is not None and {"grad_mode", "deterministic_algorithms", "num_threads"} <= set(state):
+        keep = {key: state[key] for key in ("grad_mode", "deterministic_algorithms", "num_threads")}
+        return Clause("___check_global_state(%r)" % keep, flat)
+    text, type_name = torch_text.split_type_suffix(text)
+    check = torch_text.id_check(text)
+    if check is not None and _parses(check.subject):
+        if check.kind == "type" and type_name is not None and _spelled(type_name):
+            return Clause("type(%s) is %s" % (check.subject, type_name), flat)
+        return Clause("___check_%s_id(%s, %s)" % check, flat if type_name is not None else None)
+    tensor = torch_text.tensor_check(text)
+    if tensor is not None and _parses(tensor.subject):
+        return Clause("___check_tensor(%s, %s, %s, %s, [%s], [%s])" % tensor, flat)
     if _usable(text):
         return Clause(text, None)
     return Clause("___torch_guard(%r)" % flat, None)

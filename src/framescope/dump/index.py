@@ -1,23 +1,7 @@
 """index.json and index.md: what a dump folder holds, for programs and for people.
 
-index.json (``"format": "framescope-dump/1"``)::
-
-    {"format", "torch", "python", "argv",
-     "frames": [{"id", "name", "qualname", "filename", "firstlineno", "resume_of",
-                 "resume_line", "full_code",
-                 "entries": [{"index", "compile_id", "file", "decompiled", "fallback_reason",
-                              "guard_function", "guard", "graphs", "calls_resume",
-                              "compile_time_s", "recompile_reason", "bytecode_files",
-                              "arguments", "phases_s", "caches"}]}],
-     "graphs": [{"name", "torch_name", "frame", "entry", "compile_id", "backend", "nodes",
-                 "ops", "inputs", "files", "runs_from_file", "pieces"}],
-     "graph_breaks": [{"frame", "reason", "gb_code", "docs", "hints", "filename", "lineno", "source_line",
-                       "resume", "skipped"}],
-     "recompiles": [{"frame", "entry", "compile_id", "reason", "filename", "lineno", "source_line",
-                     "limit", "arguments"}],
-     "warnings": [str]}
-
-Readers must ignore fields they do not know; fields may be added.
+index.json is the records of :mod:`framescope.dump.records` (format ``framescope-dump/1``),
+built here from the session's working state; index.md says the same for reading.
 """
 from __future__ import annotations
 
@@ -26,44 +10,50 @@ import platform
 import sys
 from typing import TYPE_CHECKING, Any, Dict, List
 
+from framescope.dump import records
+from framescope.dump.records import Entry, Frame, Graph, GraphBreak, Kernel, Limit, Piece, Recompile, record
+
 if TYPE_CHECKING:
     from framescope.dump.session import DumpSession
 
-FORMAT = "framescope-dump/1"
-
 
 def build(session: "DumpSession") -> Dict[str, Any]:
-    """The index of a session as plain JSON-ready data."""
+    """The index of a session as JSON-ready data."""
     torch = sys.modules.get("torch")
-    return {
-        "format": FORMAT,
-        "torch": getattr(torch, "__version__", None),
-        "python": platform.python_version(),
-        "argv": list(session.argv),
-        "frames": [_plain(frame) for frame in session.frames],
-        "graphs": [_plain(session.resolve(graph)) for graph in session.graphs],
-        "graph_breaks": [_plain(_graph_break(session.resolve(item))) for item in session.graph_breaks],
-        "recompiles": [_plain(session.resolve(item)) for item in session.recompiles],
-        "warnings": list(session.warnings),
-    }
+    dump = records.Dump(
+        torch=getattr(torch, "__version__", None),
+        python=platform.python_version(),
+        argv=list(session.argv),
+        frames=[_frame(frame) for frame in session.frames],
+        graphs=[_graph(session.resolve(graph)) for graph in session.graphs],
+        graph_breaks=[_graph_break(session.resolve(item)) for item in session.graph_breaks],
+        recompiles=[_recompile(session.resolve(item)) for item in session.recompiles],
+        warnings=list(session.warnings),
+    )
+    return records.to_data(dump)
 
 
-def _graph_break(info: Dict[str, Any]) -> Dict[str, Any]:
+def _frame(values: Dict[str, Any]) -> Frame:
+    entries = [record(Entry, entry) for entry in values.get("entries", [])]
+    return record(Frame, dict(values, entries=entries))
+
+
+def _graph(values: Dict[str, Any]) -> Graph:
+    pieces = [record(Piece, piece) for piece in values.get("pieces", [])]
+    kernels = [record(Kernel, kernel) for kernel in values.get("kernels", [])]
+    return record(Graph, dict(values, pieces=pieces, kernels=kernels))
+
+
+def _graph_break(values: Dict[str, Any]) -> GraphBreak:
     """A graph break with ``skipped``: no compile of its frame made a cache entry, so Dynamo
     gave up on the whole function and it runs without torch.compile."""
-    info["skipped"] = info.get("frame") is None and info.get("compile_id") is not None
-    return info
+    skipped = values.get("frame") is None and values.get("compile_id") is not None
+    return record(GraphBreak, dict(values, skipped=skipped))
 
 
-def _plain(value: Any) -> Any:
-    """A JSON-ready copy: dicts, lists, str, numbers, bool, None; anything else as its str."""
-    if isinstance(value, dict):
-        return {str(key): _plain(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(item) for item in value]
-    if value is None or isinstance(value, (str, bool, int, float)):
-        return value
-    return str(value)
+def _recompile(values: Dict[str, Any]) -> Recompile:
+    limit = values.get("limit")
+    return record(Recompile, dict(values, limit=record(Limit, limit) if limit else None))
 
 
 def to_json(data: Dict[str, Any]) -> str:

@@ -13,13 +13,6 @@ import sys
 import types
 from typing import Dict, Mapping, Optional, Set, Tuple
 
-# torch names each compiled graph ``__compiled_fn_<n>`` and, since 2.13, appends a random uuid;
-# <n> comes from a counter of the whole process.
-_UUID = r"_[0-9a-f]{8}_[0-9a-f]{4}_[0-9a-f]{4}_[0-9a-f]{4}_[0-9a-f]{12}"
-_GRAPH_NAME = re.compile(r"\b(__compiled_fn_\d+)%s\b" % _UUID)
-_ANY_GRAPH_NAME = re.compile(r"\b__compiled_fn_\d+(?:%s)?\b" % _UUID)
-_RESUME_GLOBAL = re.compile(r"^__resume_at_\d+_\d+$")
-_RESUME_CODE = re.compile(r"^torch_dynamo_resume_in_(.+)_at_(\d+)$")
 
 
 def qualname(code: types.CodeType) -> str:
@@ -83,37 +76,9 @@ def bounded(stem: str, name: str) -> str:
     return "%s_%s" % (stem[:MAX_STEM - 11], digest)
 
 
-def stable_graph_name(name: str) -> str:
-    """A graph's global name without torch's uuid: ``__compiled_fn_3_ab12...`` -> ``__compiled_fn_3``."""
-    match = _GRAPH_NAME.fullmatch(name)
-    return match.group(1) if match else name
-
-
 def graph_name(number: int) -> str:
     """A dump's name for its ``number``-th graph (from 1): ``__compiled_fn_<number>``."""
     return "__compiled_fn_%d" % number
-
-
-def rename_graphs(text: str, names: Mapping[str, str]) -> str:
-    """``text`` with every graph name of torch's that ``names`` maps replaced by its new name
-    (in one pass, so that a new name is never renamed again)."""
-    return _ANY_GRAPH_NAME.sub(lambda match: names.get(match.group(0), match.group(0)), text)
-
-
-def is_graph_name(name: str) -> bool:
-    """Whether a global name is one of torch's compiled graphs (with or without uuid)."""
-    return re.fullmatch(r"__compiled_fn_\d+", stable_graph_name(name)) is not None
-
-
-def is_resume_global(name: str) -> bool:
-    """Whether a global name is one of torch's resume functions (``__resume_at_<offset>_<n>``)."""
-    return _RESUME_GLOBAL.match(name) is not None
-
-
-def resume_line(code_name: str) -> Optional[int]:
-    """The user line a resume function continues at, from its code name; None for others."""
-    match = _RESUME_CODE.match(code_name)
-    return int(match.group(2)) if match else None
 
 
 def transformed_file(index: int, frame_id: str) -> str:

@@ -21,7 +21,7 @@ import warnings
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from framescope import torch_internals
+from framescope import torch_text
 from framescope.dump import index as _index
 from framescope.dump import naming
 from framescope.dump.folder import DumpFolder, FolderLock, NotWritten, remove_stale
@@ -345,9 +345,9 @@ class DumpSession:
         to compile): its frame is the one torch's other compiles of that frame number made,
         and what the frame was called with is kept with the record."""
         if out.get("frame") is None:
-            number = torch_internals.compile_frame(compile_id)
+            number = torch_text.compile_frame(compile_id)
             for other, (frame, _entry) in self._by_compile_id.items():
-                if torch_internals.compile_frame(other) == number:
+                if torch_text.compile_frame(other) == number:
                     out["frame"] = frame["id"]
                     break
         arguments = self._early_fields.get(compile_id, {}).get("arguments")

@@ -14,6 +14,7 @@ import types
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
+from framescope import torch_text
 from framescope.dump import naming, validate
 
 # Future-import flags a code object may carry; the recompiled file must enable the same.
@@ -47,7 +48,7 @@ def make(
     dynamo: types.CodeType,
     filename: str,
     header: Sequence[str],
-    graph_name: Callable[[str], str] = naming.stable_graph_name,
+    graph_name: Callable[[str], str] = torch_text.stable_graph_name,
     module_globals: Optional[Dict[str, object]] = None,
 ) -> Result:
     """Decompile, compile and check Dynamo's code for one entry; never raises for bad code.
@@ -73,7 +74,7 @@ def make(
         return ident
 
     # The dump's name -> torch's, for each graph the code calls.
-    aliases = {graph_name(name): name for name in _names(dynamo) if naming.is_graph_name(name)}
+    aliases = {graph_name(name): name for name in _names(dynamo) if torch_text.is_graph_name(name)}
     try:
         from framescope.decompiler.machine import decompile_transformed
 
@@ -83,7 +84,7 @@ def make(
             named = dynamo.replace(co_name=naming.sanitise(dynamo.co_name))
         source = decompile_transformed(named, indent=4, constant_name=constant_name,
                                        parameters=lambda name: _parameters(module_globals, name))
-        source = naming.rename_graphs(source, {long: short for short, long in aliases.items()})
+        source = torch_text.rename_graphs(source, {long: short for short, long in aliases.items()})
         text, code, source = _compile(original, dynamo, source, filename, header)
         code = _load_as(code, aliases)
         validate.check(dynamo, code, constants=constants)
@@ -100,14 +101,14 @@ def resume_code(value: object) -> Optional[types.CodeType]:
     """The code of a resume function global: the function itself, or, for resume functions
     with free variables, a factory that holds the code in its closure."""
     code = getattr(value, "__code__", None)
-    if isinstance(code, types.CodeType) and naming.resume_line(code.co_name) is not None:
+    if isinstance(code, types.CodeType) and torch_text.resume_line(code.co_name) is not None:
         return code
     for cell in getattr(value, "__closure__", None) or ():
         try:
             content = cell.cell_contents
         except ValueError:  # an empty cell
             continue
-        if isinstance(content, types.CodeType) and naming.resume_line(content.co_name) is not None:
+        if isinstance(content, types.CodeType) and torch_text.resume_line(content.co_name) is not None:
             return content
     return None
 
@@ -115,7 +116,7 @@ def resume_code(value: object) -> Optional[types.CodeType]:
 def _parameters(module_globals: Optional[Dict[str, object]], name: str) -> Optional[List[str]]:
     """The positional parameters of the function a global holds (a resume function), if any."""
     value = None if module_globals is None else module_globals.get(name)
-    code = resume_code(value) if naming.is_resume_global(name) else getattr(value, "__code__", None)
+    code = resume_code(value) if torch_text.is_resume_global(name) else getattr(value, "__code__", None)
     if not isinstance(code, types.CodeType):
         return None
     return list(code.co_varnames[:code.co_argcount])

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import builtins
 import dis
-import sys
 import types
 from typing import AbstractSet, Callable, Dict, FrozenSet, List, Mapping, Optional, Set
 
+from framescope.decompiler import versions
+from framescope.decompiler.instructions import BLOCK_SETUPS
 from framescope.evalframe import check_replacement
 
 _BUILTINS = frozenset(dir(builtins))
@@ -100,7 +101,6 @@ _NO_FALL_THROUGH = frozenset(
     ]
 )
 _JUMPS = frozenset(dis.hasjrel + dis.hasjabs)
-_SETUPS = ("SETUP_FINALLY", "SETUP_WITH", "SETUP_ASYNC_WITH", "SETUP_CLEANUP")
 
 
 def unbound_reads(code: types.CodeType) -> FrozenSet[str]:
@@ -175,8 +175,8 @@ def _edges(code: types.CodeType, instrs: List[dis.Instruction], at: Dict[int, in
         if instr.opcode in _JUMPS and instr.argval in at:
             # A 3.8-3.10 SETUP_* jumps to its handler from anywhere in the block; the state
             # at the SETUP is what is surely assigned there (a rough but safe choice).
-            edges[n].append((at[instr.argval], "before" if instr.opname in _SETUPS else "after"))
-    if sys.version_info >= (3, 11):
+            edges[n].append((at[instr.argval], "before" if instr.opname in BLOCK_SETUPS else "after"))
+    if versions.EXCEPTION_TABLE:
         for entry in dis.Bytecode(code).exception_entries:
             if entry.target not in at:
                 continue

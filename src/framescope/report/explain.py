@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, NamedTuple, Optional
 
-from framescope.report.index import Dump, GraphBreak, Recompile
-from framescope.report.readable import break_summary, guard_summary, resumed_name, skipped_frame, where
+from framescope.dump.records import Dump, GraphBreak, Recompile
+from framescope.report.readable import guard_summary, skipped_frame, where
+from framescope.torch_text import break_summary, resumed_name
 from framescope.report.summary import (
     argument_changes, breaks_lines, compile_time, distinct_breaks, recompiles_lines, user_line,
 )
@@ -44,7 +45,7 @@ class Finding(NamedTuple):
 
 def findings(dump: Dump) -> List[Finding]:
     """Every finding, the most worth fixing first."""
-    found = [limit_finding(dump, r) for r in dump.recompiles if r.limit_name]
+    found = [limit_finding(dump, r) for r in dump.recompiles if r.limit]
     found += recompile_findings(dump)
     found += [break_finding(dump, brk, count) for brk, count in distinct_breaks(dump.graph_breaks)]
     return sorted(found, key=lambda f: (f.kind, -(f.cost_s or 0.0)))
@@ -57,7 +58,7 @@ def limit_finding(dump: Dump, recompile: Recompile) -> Finding:
     return Finding(
         LIMIT, compile_time(frame) if frame else None,
         "%s reached torch.compile's %s%s: calls that no cache entry accepts run without torch.compile"
-        % (name, recompile.limit_name, " (%d)" % recompile.limit_value if recompile.limit_value else ""),
+        % (name, recompile.limit.name, " (%d)" % recompile.limit.value if recompile.limit.value else ""),
         where(recompile.filename, recompile.lineno),
         user_line(recompile.filename, recompile.lineno, recompile.source_line),
         next((change.advice for change in changes if change.advice), None))
@@ -67,7 +68,7 @@ def recompile_findings(dump: Dump) -> List[Finding]:
     """The recompiles (not refused ones) of each frame on the same guarded arguments, together."""
     groups: Dict[tuple, List[Recompile]] = {}
     for recompile in dump.recompiles:
-        if not recompile.limit_name:
+        if not recompile.limit:
             names = tuple(change.name for change in argument_changes(dump, recompile))
             groups.setdefault((recompile.frame, names), []).append(recompile)
     found = []

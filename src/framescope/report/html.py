@@ -13,7 +13,7 @@ from urllib.parse import quote
 
 from framescope import __version__
 from framescope.report.highlight import CODE_CLASS, highlight_lines
-from framescope.report.index import Dump, Frame
+from framescope.dump.records import Dump, Frame
 from framescope.report.readable import where
 from framescope.report.source import SourceBlock, source_block
 

@@ -3,15 +3,16 @@ from __future__ import annotations
 
 import os
 import pkgutil
-import re
 from typing import Dict, List, Optional, Tuple
 from urllib.parse import quote
 
 from framescope.report.highlight import style_css
 from framescope.report.html import (CSS, INDEX, Site, code_block, definition_list, esc, page, same_file,
                                     safe_name)
-from framescope.report.index import Dump, Frame, Graph, GraphBreak
-from framescope.report.readable import break_summary, failed_guards, resumed_name, skipped_frame, where
+from framescope.dump.records import Dump, Frame, Graph, GraphBreak
+from framescope.report.readable import skipped_frame, where
+from framescope import torch_text
+from framescope.torch_text import break_summary, failed_guards, resumed_name
 from framescope.dump.naming import split_stage
 from framescope.report.chart import phase_totals, phases_chart
 from framescope.report.summary import argument_changes, compile_time, distinct_breaks, plural, seconds, user_line
@@ -36,7 +37,7 @@ def stage_title(graph: Graph, stage: str) -> str:
     title = STAGE_TITLES.get(base, base)
     if not piece:
         return title
-    module = graph.pieces.get(piece)
+    module = graph.piece_module(piece)
     return "%s%s: %s" % (piece.replace("_", " "), " (%s)" % module if module else "", title)
 
 
@@ -161,11 +162,11 @@ def recompiles_section(site: Site) -> str:
             esc(change.text()), '<br><span class="suggestion">suggestion: %s</span>' % esc(change.advice)
             if change.advice else "") for change in argument_changes(site.dump, recompile))
         limit = ""
-        if recompile.limit_name:
+        if recompile.limit:
             limit = ('<p class="limit">torch.compile\'s <code>%s</code>%s was reached: from now on, calls that no '
                      'cache entry accepts run without torch.compile.</p>' % (
-                         esc(recompile.limit_name),
-                         " (%d)" % recompile.limit_value if recompile.limit_value else ""))
+                         esc(recompile.limit.name),
+                         " (%d)" % recompile.limit.value if recompile.limit.value else ""))
         items.append('<li>%s: failed guard<ul>%s</ul>%s%s%s%s</li>' % (
             site.entry_link(recompile.frame, recompile.entry) if recompile.entry is not None
             else site.frame_link(recompile.frame),
@@ -308,7 +309,7 @@ def kernels_by_line(site: Site, block) -> Dict[int, List[str]]:
             for filename, lineno in kernel.lines:
                 if lineno in block and same_file(block.filename, filename):
                     found.setdefault(lineno, []).append(site.graph_link(
-                        graph.name, "kernel-%d" % number, "%s (%s)" % (kernel.name, graph.name)))
+                        graph.name, "kernel-%d" % number, "%s (%s)" % (kernel.kernel, graph.name)))
     return found
 
 
@@ -322,9 +323,9 @@ def kernels_section(site: Site, graph: Graph) -> str:
         return ""
     rows = []
     for number, kernel in enumerate(graph.kernels):
-        line = kernel_definition(site.dump_text(graph.files.get(kernel.stage)), kernel.name)
-        name = ('<a href="#stage-%s-L-%d"><code>%s</code></a>' % (safe_name(kernel.stage), line, esc(kernel.name))
-                if line else "<code>%s</code>" % esc(kernel.name))
+        line = kernel_definition(site.dump_text(graph.files.get(kernel.stage)), kernel.kernel)
+        name = ('<a href="#stage-%s-L-%d"><code>%s</code></a>' % (safe_name(kernel.stage), line, esc(kernel.kernel))
+                if line else "<code>%s</code>" % esc(kernel.kernel))
         lines = ", ".join(site.source_link(filename, lineno, graph.frame) for filename, lineno in kernel.lines)
         rows.append('<tr id="kernel-%d"><td>%s</td><td>%s</td><td>%s</td></tr>' % (
             number, name, esc(stage_title(graph, kernel.stage)), lines or "—"))
@@ -335,8 +336,7 @@ def kernels_section(site: Site, graph: Graph) -> str:
 def kernel_definition(text: Optional[str], name: str) -> Optional[int]:
     """The line of Inductor's output code where a kernel is defined, if it is defined there."""
     for number, line in enumerate((text or "").split("\n"), 1):
-        match = KERNEL.match(line)
-        if match and match.group(1) == name:
+        if torch_text.kernel_defined(line) == name:
             return number
     return None
 
@@ -390,10 +390,6 @@ def graph_page(site: Site, graph: Graph) -> str:
     return page(graph.name, nav(site, esc(graph.name)), "\n".join(body))
 
 
-# A kernel in Inductor's output code: ``triton_poi_fused_sin_0 = async_compile.triton(...``.
-KERNEL = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*) = async_compile\.\w+\(")
-
-
 def kernel_links(site: Site, graph: Graph) -> str:
     """Links to the kernels defined in the graph's Inductor output code."""
     text = site.dump_text(graph.files.get("inductor"))
@@ -401,7 +397,7 @@ def kernel_links(site: Site, graph: Graph) -> str:
         return ""
     links = []
     for number, line in enumerate(text.split("\n"), 1):
-        match = KERNEL.match(line)
-        if match:
-            links.append('<a href="#stage-inductor-L-%d"><code>%s</code></a>' % (number, esc(match.group(1))))
+        kernel = torch_text.kernel_defined(line)
+        if kernel:
+            links.append('<a href="#stage-inductor-L-%d"><code>%s</code></a>' % (number, esc(kernel)))
     return ", ".join(links)

@@ -13,7 +13,7 @@ import os
 from typing import Dict, List
 
 from framescope.dump.naming import FALLBACK_LINE, parse_file_name
-from framescope.report.index import Dump, Entry, Frame, Graph, in_stage_order
+from framescope.dump.records import Dump, Entry, Frame, Graph, in_stage_order
 
 __all__ = ["missing_files", "from_files", "dump_files"]
 

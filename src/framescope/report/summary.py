@@ -4,10 +4,10 @@ from __future__ import annotations
 from typing import Dict, List, NamedTuple, Optional, Tuple
 
 from framescope.report.chart import phase_totals
-from framescope.report.index import Dump, Frame, GraphBreak, Recompile
-from framescope.report.readable import (
-    break_summary, guard_summary, guarded_names, recompile_advice, resumed_name, skipped_frame, where)
+from framescope.dump.records import Dump, Frame, GraphBreak, Recompile
+from framescope.report.readable import guard_summary, guarded_names, recompile_advice, skipped_frame, where
 from framescope.report.source import source_line
+from framescope.torch_text import break_summary, resumed_name
 
 
 def plural(count: int, one: str, many: Optional[str] = None) -> str:
@@ -38,9 +38,9 @@ def recompile_lines(dump: Dump, recompile: Recompile) -> List[str]:
     frame = dump.frame(recompile.frame)
     name = frame.qualname if frame else recompile.frame or "<unknown frame>"
     entry = next((e for e in frame.entries if e.index == recompile.entry), None) if frame else None
-    if recompile.limit_name:
+    if recompile.limit:
         head = "  %s: torch.compile's %s%s was reached: guard failed: %s" % (
-            name, recompile.limit_name, " (%d)" % recompile.limit_value if recompile.limit_value else "",
+            name, recompile.limit.name, " (%d)" % recompile.limit.value if recompile.limit.value else "",
             guard_summary(recompile.reason))
     elif entry is None:
         head = "  %s%s, which made no cache entry: guard failed: %s" % (
@@ -52,7 +52,7 @@ def recompile_lines(dump: Dump, recompile: Recompile) -> List[str]:
             guard_summary(recompile.reason))
     text = user_line(recompile.filename, recompile.lineno, recompile.source_line)
     lines = [head, "      %s%s" % (where(recompile.filename, recompile.lineno), ": " + text if text else "")]
-    if recompile.limit_name:
+    if recompile.limit:
         lines.append("      from now on, calls of %s that no cache entry accepts run without torch.compile" % name)
     for change in argument_changes(dump, recompile):
         lines.append("      " + change.text())

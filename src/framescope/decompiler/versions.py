@@ -1,0 +1,104 @@
+"""What differs between the CPython releases framescope reads (3.8-3.14), as named facts.
+
+Each constant says one thing about the running interpreter's bytecode, code objects or
+grammar, with the release that brought it; every version test in framescope reads one of
+these rather than comparing ``sys.version_info`` itself.
+"""
+from __future__ import annotations
+
+import sys
+
+#: (major, minor) of the running interpreter.
+PY = sys.version_info[:2]
+
+# --------------------------------------------------------------------------- encoding
+
+#: Instructions are followed by inline cache entries (3.11+).
+INLINE_CACHES = PY >= (3, 11)
+#: ``dis.hasarg`` lists the opcodes that take an argument (3.12+); before, they are the
+#: ones from ``dis.HAVE_ARGUMENT`` on.
+LISTS_ARG_OPCODES = PY >= (3, 12)
+#: Jump arguments count 2-byte code units (3.10+), not bytes.
+JUMPS_COUNT_UNITS = PY >= (3, 10)
+#: A relative jump counts from after the jump's inline caches (3.12+).
+JUMPS_FROM_AFTER_CACHES = PY >= (3, 12)
+#: An instruction without an argument ends an ``EXTENDED_ARG`` prefix (3.10+; before,
+#: ``dis`` carries the prefix on).
+NO_ARG_ENDS_EXTENDED_ARG = PY >= (3, 10)
+#: ``dis`` reads an argument of 2**31 or more as negative (3.11+).
+SIGNED_ARGUMENTS = PY >= (3, 11)
+#: Locals, cells and free variables share one numbering, ``co_localsplusnames`` (3.11+);
+#: before, cells and free variables are numbered apart. The code object's marshal layout
+#: changed with it (no ``co_nlocals``; an exception table).
+LOCALS_PLUS = PY >= (3, 11)
+#: ``dis.Instruction.starts_line`` is a bool and the line is ``line_number`` (3.13+).
+LINE_NUMBER_FIELD = PY >= (3, 13)
+#: A code object's flags say whether its first constant is the docstring (3.14+); before,
+#: a function's first constant is its docstring or None.
+DOCSTRING_FLAG = PY >= (3, 14)
+
+# --------------------------------------------------------------------------- names and calls
+
+#: ``LOAD_GLOBAL``'s low argument bit pushes a NULL before the global (3.11+): calls have a
+#: NULL-or-self slot below the callable.
+LOAD_GLOBAL_NULL_BIT = PY >= (3, 11)
+#: The NULL of a call is pushed after the callable, not before (3.13+).
+NULL_AFTER_CALLABLE = PY >= (3, 13)
+#: ``LOAD_METHOD`` is ``LOAD_ATTR`` with its low argument bit set (3.12+), and
+#: ``LOAD_SUPER_ATTR`` keeps two flags in its low bits.
+LOAD_ATTR_METHOD_BIT = PY >= (3, 12)
+#: ``CALL_FUNCTION_EX`` has a NULL-or-self slot below the callable (3.11+) ...
+CALL_EX_NULL_SLOT = PY >= (3, 11)
+#: ... and always a keyword-arguments slot, NULL when there are none (3.14+).
+CALL_EX_KWARGS_SLOT = PY >= (3, 14)
+#: ``MAKE_FUNCTION`` takes the qualified name from the stack (up to 3.10).
+MAKE_FUNCTION_QUALNAME = PY < (3, 11)
+#: A cell object is pushed by ``LOAD_FAST`` of the cell variable (3.13+), not ``LOAD_CLOSURE``.
+CELLS_LOADED_BY_LOAD_FAST = PY >= (3, 13)
+#: ``in`` and ``is`` have their own opcodes, ``CONTAINS_OP`` and ``IS_OP`` (3.9+); before,
+#: they are ``COMPARE_OP`` 6-9.
+CONTAINS_OP = PY >= (3, 9)
+
+# --------------------------------------------------------------------------- control flow
+
+#: Exception handlers come from the code's exception table (3.11+), not from ``SETUP_*``
+#: instructions and a block stack; a handler is entered with one exception value (and
+#: ``lasti``), not three pairs, and ``POP_EXCEPT`` pops one value.
+EXCEPTION_TABLE = PY >= (3, 11)
+#: ``finally`` bodies are subroutines entered by ``CALL_FINALLY`` (3.8 only).
+FINALLY_SUBROUTINES = PY < (3, 9)
+#: The compiler copies short code that ends the function (``return x``) into each block
+#: that goes there (3.10+); before, it exists once.
+COPIES_EXITS = PY >= (3, 10)
+#: ``JUMP_IF_TRUE_OR_POP`` / ``JUMP_IF_FALSE_OR_POP`` exist (up to 3.11).
+OR_POP_JUMPS = PY < (3, 12)
+#: A conditional jump takes a bool that ``TO_BOOL`` made (3.13+): the jump itself cannot raise.
+TO_BOOL = PY >= (3, 13)
+#: An exhausted ``FOR_ITER`` jumps to an ``END_FOR`` that pops the iterator (3.12+) ...
+FOR_ITER_TO_END_FOR = PY >= (3, 12)
+#: ... followed by a ``POP_TOP`` of its own (3.13+).
+END_FOR_THEN_POP_TOP = PY >= (3, 13)
+#: ``yield from`` and ``await`` are a ``SEND`` loop (3.11+), not one ``YIELD_FROM`` ...
+SEND_LOOPS = PY >= (3, 11)
+#: ... that ends in ``END_SEND`` (3.12+).
+END_SEND = PY >= (3, 12)
+#: Swaps before stores of one line are resolved at compile time by reordering the stores (3.11+).
+SWAPS_FOLDED_INTO_STORES = PY >= (3, 11)
+#: A ``match`` case pushes a success flag over the subject's captures (3.10); later
+#: releases test a copy of the result for None.
+MATCH_SUCCESS_FLAG = PY < (3, 11)
+#: A last ``case _`` alternative of an or-pattern leaves no code (3.12+ drops its ``COPY 1; POP_TOP``).
+EMPTY_LAST_ALTERNATIVE = PY >= (3, 12)
+#: ``assert False, msg`` compiles to the raise alone (3.10+); 3.8 and 3.9 keep the test.
+ASSERT_FALSE_UNTESTED = PY >= (3, 10)
+
+# --------------------------------------------------------------------------- source and ast
+
+#: f-string fields may reuse the string's quote and hold backslashes (PEP 701, 3.12+).
+PEP701_FSTRINGS = PY >= (3, 12)
+#: A starred tuple without parentheses is allowed in ``for x in *a, b`` and ``x += *a, b`` (3.9+).
+STAR_TUPLE_ANYWHERE = PY >= (3, 9)
+#: ``d[*a]`` parses (3.11+).
+STAR_SUBSCRIPT = PY >= (3, 11)
+#: ``ast.dump`` leaves out fields that are None or empty lists (3.13+).
+AST_DUMP_OMITS_EMPTY = PY >= (3, 13)

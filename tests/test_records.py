@@ -1,0 +1,58 @@
+"""index.json's records (framescope.dump.records): what the writer writes, the reader reads back."""
+import json
+
+import pytest
+
+from framescope.dump import records
+
+INDEX = {
+    "format": records.FORMAT, "torch": "2.15.0", "python": "3.13.0", "argv": ["prog.py"],
+    "frames": [{
+        "id": "f", "name": "f", "qualname": "f", "filename": "/p/prog.py", "firstlineno": 3,
+        "resume_of": None, "resume_line": None, "full_code": "full_code_for_f.py",
+        "entries": [{
+            "index": 0, "compile_id": "0/0", "file": "__transformed_code_0_for_f.py", "decompiled": True,
+            "fallback_reason": None, "guard_function": "__guard_0_for_f", "guard": ["L['n'] == 1"],
+            "graphs": ["__compiled_fn_1"], "calls_resume": [], "compile_time_s": 0.5,
+            "recompile_reason": None, "bytecode_files": [], "op_count": 2,
+            "arguments": {"n": {"type": "int", "value": "1"}}, "phases_s": {"dynamo": 0.25},
+            "caches": {"inductor_fx_misses": 1}}]}],
+    "graphs": [{
+        "name": "__compiled_fn_1", "torch_name": "__compiled_fn_7", "compile_id": "0/0",
+        "backend": "inductor", "nodes": 4, "ops": 2, "inputs": ["f32[4]"],
+        "files": {"dynamo": "__compiled_fn_1.dynamo.py"}, "runs_from_file": ["dynamo"],
+        "pieces": [{"piece": "piece_1", "module": "submod_0"}],
+        "kernels": [{"stage": "inductor", "kernel": "cpp_fused_sin_0", "lines": [["/p/prog.py", 5]]}],
+        "frame": "f", "entry": 0}],
+    "graph_breaks": [{
+        "frame": "f", "compile_id": "0/0", "reason": "print", "gb_code": "GB0059", "docs": None,
+        "hints": ["avoid print"], "filename": "/p/prog.py", "lineno": 6, "source_line": "print(x)",
+        "resume": "torch_dynamo_resume_in_f_at_6", "skipped": False}],
+    "recompiles": [{
+        "frame": "f", "entry": 1, "compile_id": "0/1", "reason": "n == 1", "filename": "/p/prog.py",
+        "lineno": 3, "source_line": "def f(x, n):", "limit": {"name": "recompile_limit", "value": 8},
+        "arguments": {}}],
+    "warnings": ["one"],
+}
+
+
+def test_every_field_read_is_written_back_the_same():
+    dump = records.from_data(json.loads(json.dumps(INDEX)), "/d", "/d/index.json")
+    assert dump.path == "/d" and dump.graphs[0].piece_module("piece_1") == "submod_0"
+    assert dump.recompiles[0].limit == records.Limit("recompile_limit", 8)
+    assert dump.graphs[0].kernels[0].lines == [("/p/prog.py", 5)]
+    assert json.loads(json.dumps(records.to_data(dump))) == INDEX
+
+
+def test_the_writer_may_not_use_a_key_the_format_does_not_declare():
+    with pytest.raises(TypeError, match="Limit has no field limit_value"):
+        records.record(records.Limit, {"name": "recompile_limit", "limit_value": 8})
+    assert records.record(records.Limit, {"name": "cache_size_limit"}).value is None
+
+
+def test_a_field_of_the_wrong_type_is_one_line():
+    broken = dict(INDEX, frames=[dict(INDEX["frames"][0], firstlineno="3")])
+    with pytest.raises(records.DumpError, match=r"frames\[0\]\.firstlineno should be an integer, found a string"):
+        records.from_data(broken, "/d", "/d/index.json")
+    with pytest.raises(records.DumpError, match="format is 'other/1'"):
+        records.from_data(dict(INDEX, format="other/1"), "/d", "/d/index.json")
