@@ -96,8 +96,8 @@ def mutated_code(code: types.CodeType, rng: random.Random, attempts: int = 20) -
     and writes past it when creating one that breaks it (3.12+), before framescope could
     look. Corrupt layouts are what the .pyc inputs bring, which framescope checks before
     CPython reads them."""
-    from framescope.decompiler.bytecode import inline_caches
-    from framescope.decompiler.opcodes import malformed_bytecode
+    from framescope.decompiler.frontend.bytecode import inline_caches
+    from framescope.decompiler.frontend.opcodes import malformed_bytecode
 
     raw = bytearray(code.co_code)
     starts = instruction_starts(bytes(raw))
@@ -119,7 +119,7 @@ def mutated_code(code: types.CodeType, rng: random.Random, attempts: int = 20) -
 
 def instruction_starts(raw: bytes) -> List[int]:
     """The offsets of the instructions (not their inline caches) of well-formed bytecode."""
-    from framescope.decompiler.bytecode import inline_caches
+    from framescope.decompiler.frontend.bytecode import inline_caches
 
     starts, at = [], 0
     while at < len(raw):

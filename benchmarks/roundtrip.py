@@ -37,7 +37,7 @@ from types import CodeType
 from typing import Callable, Dict, Iterator, List, Optional, Tuple
 
 from framescope import DecompilationError
-from framescope.decompiler.equivalence import _reindent, find_difference, recompile_function
+from framescope.decompiler.verify.equivalence import _reindent, find_difference, recompile_function
 
 # Large, varied modules.  An entry with alternatives takes the first one the
 # running interpreter has: the pure-Python datetime moved to _pydatetime in

@@ -1,7 +1,7 @@
 """Round-trip every standard-library source file through framescope's AST printer.
 
 Each ``.py`` file of the running interpreter's standard library (a folder, or the zip
-archive Pyodide uses) is parsed, printed with ``framescope.decompiler.unparse.unparse``
+archive Pyodide uses) is parsed, printed with ``framescope.decompiler.emit.unparse.unparse``
 and parsed again; the file passes when ``ast.dump`` of both trees is equal. Files the
 running interpreter cannot parse (test data with deliberate syntax errors, sources for
 other versions) are counted as skipped.
@@ -19,7 +19,7 @@ import warnings
 import zipfile
 from typing import Iterator, List, Optional, Tuple
 
-from framescope.decompiler.unparse import unparse
+from framescope.decompiler.emit.unparse import unparse
 
 
 def stdlib_root() -> str:

@@ -23,7 +23,7 @@ def test_decompile_py_file_round_trips():
     with open(DEMO) as handle:
         original = compile(handle.read(), DEMO, "exec")
     rebuilt = compile(result.stdout, DEMO, "exec")
-    from framescope.decompiler.equivalence import compare_code
+    from framescope.decompiler.verify.equivalence import compare_code
     assert compare_code(original, rebuilt) is None
     assert "def safe_div(a, b, *, default=None):" in result.stdout
 

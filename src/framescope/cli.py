@@ -125,7 +125,7 @@ def error(message: str) -> int:
 
 def decompile_command(target: str, indent: int) -> int:
     from framescope.decompiler.api import decompile
-    from framescope.decompiler.pyc import ForeignPycError, load_pyc
+    from framescope.decompiler.frontend.pyc import ForeignPycError, load_pyc
 
     if target.endswith(".pyc"):
         try:

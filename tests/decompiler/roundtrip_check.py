@@ -11,7 +11,7 @@ from types import CodeType
 from typing import Iterator, List, NamedTuple
 
 from framescope import DecompilationError, decompile
-from framescope.decompiler.equivalence import compare_code, recompile_function
+from framescope.decompiler.verify.equivalence import compare_code, recompile_function
 
 #: What became of one function: its decompilation recompiles to equivalent bytecode; the
 #: decompiler refused it with a one-line DecompilationError; anything else.

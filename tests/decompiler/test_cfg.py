@@ -1,6 +1,6 @@
 """The control-flow graph pass alone: blocks, dominators and post-dominators."""
-from framescope.decompiler.cfg import CFG, immediate_dominators, postdominators
-from framescope.decompiler.opcodes import canonical_instructions
+from framescope.decompiler.graph.cfg import CFG, immediate_dominators, postdominators
+from framescope.decompiler.frontend.opcodes import canonical_instructions
 
 
 def graph_of(source: str) -> CFG:

@@ -8,7 +8,7 @@ grows with the chain's length, not its square.
 import pytest
 
 from framescope import decompile
-from framescope.decompiler import simulate
+from framescope.decompiler.simulate import simulator as simulate
 
 
 def elif_chain(links: int) -> str:

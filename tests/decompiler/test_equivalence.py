@@ -19,7 +19,7 @@ from typing import List, Tuple
 import pytest
 
 from framescope import DecompilationError
-from framescope.decompiler.equivalence import (
+from framescope.decompiler.verify.equivalence import (
     Difference,
     compare_code,
     equivalent,

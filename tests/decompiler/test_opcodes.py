@@ -1,7 +1,7 @@
 """Pass 1 alone: raw bytecode of the running interpreter -> canonical instructions."""
 from __future__ import annotations
 
-from framescope.decompiler.opcodes import canonical_instructions
+from framescope.decompiler.frontend.opcodes import canonical_instructions
 
 
 def _loads(code):

@@ -6,7 +6,7 @@ import textwrap
 import pytest
 
 from framescope import DecompilationError, decompile
-from framescope.decompiler.opcodes import canonical_instructions
+from framescope.decompiler.frontend.opcodes import canonical_instructions
 
 pytestmark = pytest.mark.skipif(sys.version_info < (3, 10), reason="match statements are new in 3.10")
 

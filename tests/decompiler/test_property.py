@@ -14,7 +14,7 @@ if sys.platform == "emscripten":  # hypothesmith needs libcst, which has no WebA
 import hypothesmith  # noqa: E402
 from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
 
-from framescope.decompiler.equivalence import compare_code, recompile_function  # noqa: E402
+from framescope.decompiler.verify.equivalence import compare_code, recompile_function  # noqa: E402
 from tests.decompiler.roundtrip_check import one_round_trip, round_trip  # noqa: E402
 
 # Generated programs are full of `1()` and `"a" is 1`, which CPython warns about.

@@ -9,9 +9,9 @@ import types
 
 import pytest
 
-from framescope.decompiler.marshalscan import code_strings
-from framescope.decompiler.opcodes import malformed_bytecode
-from framescope.decompiler.pyc import load_pyc
+from framescope.decompiler.frontend.marshalscan import code_strings
+from framescope.decompiler.frontend.opcodes import malformed_bytecode
+from framescope.decompiler.frontend.pyc import load_pyc
 from framescope.errors import DecompilationError
 
 

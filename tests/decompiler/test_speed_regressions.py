@@ -15,9 +15,9 @@ from typing import Iterator, List
 
 import pytest
 
-from framescope.decompiler.bytecode import argrepr, instructions
-from framescope.decompiler.equivalence import find_difference
-from framescope.decompiler.sametree import same_tree
+from framescope.decompiler.frontend.bytecode import argrepr, instructions
+from framescope.decompiler.verify.equivalence import find_difference
+from framescope.decompiler.simulate.sametree import same_tree
 
 MODULES = ["argparse", "enum", "inspect", "tarfile", "difflib", "asyncio/base_events"]
 

@@ -14,7 +14,7 @@ from typing import Callable, List, Optional, Tuple
 
 import pytest
 
-from framescope.decompiler.unparse import unparse
+from framescope.decompiler.emit.unparse import unparse
 
 try:
     from hypothesis import given, strategies as st

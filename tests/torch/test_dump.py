@@ -7,6 +7,7 @@ checks, the session) and run on every interpreter, torch or not.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import importlib.util
 import json
 import os
@@ -19,7 +20,7 @@ from typing import Dict, Optional
 
 import pytest
 
-from framescope.dump import fullcode, guards, naming, transformed, validate
+from framescope.dump import fullcode, guards, naming, records, transformed, validate
 from framescope.dump.session import DumpSession
 
 IS_EMSCRIPTEN = sys.platform == "emscripten"
@@ -981,9 +982,15 @@ def test_session_records_and_index(tmp_path):
     assert found == {"frame": "f", "entry": 0, "file": "__transformed_code_0_for_f.py"}
     session.save()
     index = load_index(tmp_path / "d")
-    assert index["graphs"] == [{"name": "__compiled_fn_1", "compile_id": "0/0",
-                                "files": {"dynamo": "a.py", "aot_forward": "b.py"}, "frame": "f", "entry": 0}]
-    assert index["graph_breaks"] == [{"reason": "print", "lineno": 2, "frame": "f", "skipped": False}]
+    # Each record is written whole, its fields in the order the format declares them.
+    graph, brk = index["graphs"][0], index["graph_breaks"][0]
+    assert list(graph) == [field.name for field in dataclasses.fields(records.Graph)]
+    assert list(brk) == [field.name for field in dataclasses.fields(records.GraphBreak)]
+    assert {key: graph[key] for key in ("name", "compile_id", "files", "frame", "entry", "pieces")} == {
+        "name": "__compiled_fn_1", "compile_id": "0/0", "files": {"dynamo": "a.py", "aot_forward": "b.py"},
+        "frame": "f", "entry": 0, "pieces": []}
+    assert {key: brk[key] for key in ("reason", "lineno", "frame", "skipped", "filename")} == {
+        "reason": "print", "lineno": 2, "frame": "f", "skipped": False, "filename": None}
     assert "__transformed_code_0_for_f.py" in (tmp_path / "d" / "index.md").read_text(encoding="utf-8")
     with pytest.raises(ValueError):
         session.write("../outside.py", "x")

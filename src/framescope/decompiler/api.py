@@ -5,10 +5,10 @@ import inspect
 from types import CodeType, FunctionType, MethodType
 from typing import Any, Callable, List, Optional, Tuple
 
-from framescope.decompiler.cleanup import clean_body, strip_return_none
+from framescope.decompiler.emit.cleanup import clean_body, strip_return_none
 from framescope.decompiler.function import TooLarge, body_of, function_def, guarded, lambda_expr, nested
-from framescope.decompiler.values import Function
-from framescope.decompiler.unparse import NestedTooDeeply, percent_format, unparse
+from framescope.decompiler.simulate.values import Function
+from framescope.decompiler.emit.unparse import NestedTooDeeply, percent_format, unparse
 from framescope.errors import DecompilationError
 
 #: Values a default argument may show as (anything else is left out of the signature).
@@ -41,7 +41,7 @@ def decompile(obj: Any, *, indent: int = 4, verify: bool = True, machine: bool =
 def refuse_malformed(code: CodeType) -> None:
     """DecompilationError for bytecode that CPython's own readers could crash on (see
     opcodes.malformed), in ``code`` or a code object nested in it."""
-    from framescope.decompiler.opcodes import malformed
+    from framescope.decompiler.frontend.opcodes import malformed
 
     pending = [code]
     while pending:
@@ -198,7 +198,7 @@ def add_defaults(node: ast.stmt, func: FunctionType) -> None:
 
 def check(source: str, code: CodeType) -> None:
     """Recompile ``source`` and require bytecode equivalent to ``code``."""
-    from framescope.decompiler.equivalence import compare_code, recompile_function
+    from framescope.decompiler.verify.equivalence import compare_code, recompile_function
 
     try:
         if is_class_body(code):

@@ -11,20 +11,20 @@ import inspect
 from types import CodeType
 from typing import Any, Callable, Dict, List, Optional
 
-from framescope.decompiler import values as v
-from framescope.decompiler.cfg import CFG
-from framescope.decompiler.normalize import normalize
-from framescope.decompiler.cleanup import clean_body, comprehension, function_body, class_body
-from framescope.decompiler.opcodes import canonical_instructions, docstring, jumps_and_loops
-from framescope.decompiler.signature import arguments
-from framescope.decompiler.simulate import Simulator, State
-from framescope.decompiler.unparse import NestedTooDeeply
+from framescope.decompiler.simulate import values as v
+from framescope.decompiler.graph.cfg import CFG
+from framescope.decompiler.graph.normalize import normalize
+from framescope.decompiler.emit.cleanup import clean_body, comprehension, function_body, class_body
+from framescope.decompiler.frontend.opcodes import canonical_instructions, docstring, jumps_and_loops
+from framescope.decompiler.simulate.signature import arguments
+from framescope.decompiler.simulate.simulator import Simulator, State
+from framescope.decompiler.emit.unparse import NestedTooDeeply
 from framescope.errors import DecompilationError
 
 
 def body_of(code: CodeType, state: Optional[State] = None) -> List[ast.stmt]:
     """The raw statements of ``code``'s body (before clean-up)."""
-    from framescope.decompiler.structure import Structurer
+    from framescope.decompiler.structure.statements import Structurer
 
     refuse_unbounded(code)
     instrs = canonical_instructions(code)

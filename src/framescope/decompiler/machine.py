@@ -35,13 +35,13 @@ import inspect
 from types import CodeType, FunctionType
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
-from framescope.decompiler import values as v
+from framescope.decompiler.simulate import values as v
 from framescope.decompiler.function import guarded, nested
-from framescope.decompiler.instructions import POP_JUMPS, Handler, Instr
-from framescope.decompiler.opcodes import canonical_instructions, handler_entry_values
-from framescope.decompiler.signature import arguments, parameter_names
-from framescope.decompiler.simulate import Simulator, State, as_store, const_expr, make_slice, name
-from framescope.decompiler.unparse import unparse
+from framescope.decompiler.frontend.instructions import POP_JUMPS, Handler, Instr
+from framescope.decompiler.frontend.opcodes import canonical_instructions
+from framescope.decompiler.simulate.signature import arguments, parameter_names
+from framescope.decompiler.simulate.simulator import Simulator, State, as_store, const_expr, make_slice, name
+from framescope.decompiler.emit.unparse import unparse
 from framescope.errors import DecompilationError
 
 #: How many instructions one code object may take in all its paths (joins are copied per path).
@@ -1079,7 +1079,7 @@ class MachineDecompiler:
             raise DecompilationError("unknown exception handler shape", code_name=self.code.co_name,
                                      offset=handler.target)
         # Only the values the interpreter pushes on entry matter: the handler re-raises.
-        state = State(handler_entry_values(handler.lasti))
+        state = State(v.handler_entry_values(handler.lasti))
         if self.instrs[position].op == "PUSH_EXC_INFO":  # 3.11+: the previous exception under it
             state = State([v.Exc("prev"), v.Exc("exc")])
             position += 1

@@ -15,8 +15,8 @@ import dis
 import types
 from typing import AbstractSet, Callable, Dict, FrozenSet, List, Mapping, Optional, Set
 
-from framescope.decompiler import versions
-from framescope.decompiler.instructions import BLOCK_SETUPS
+from framescope.decompiler.frontend import versions
+from framescope.decompiler.frontend.instructions import BLOCK_SETUPS
 from framescope.evalframe import check_replacement
 
 _BUILTINS = frozenset(dir(builtins))

@@ -21,16 +21,16 @@ import copy
 from types import CodeType
 from typing import Dict, List, Optional
 
-from framescope.decompiler.cfg import CFG, Block, postdominators
-from framescope.decompiler.conditions import Cond, Probe, boolop, collect_condition, negate
-from framescope.decompiler import values as v
-from framescope.decompiler.handlers import HandlerMap
-from framescope.decompiler.loops import Loop, LoopStructurer
-from framescope.decompiler.normalize import same_run
-from framescope.decompiler.patterns import MATCH_STARTS, MatchStructurer
-from framescope.decompiler.protected import ProtectedStructurer, Region, follow_jumps, jump_chain
-from framescope.decompiler.sametree import same_tree
-from framescope.decompiler.simulate import ExceptEnd, Simulator, State
+from framescope.decompiler.graph.cfg import CFG, Block, postdominators
+from framescope.decompiler.structure.conditions import Cond, Probe, boolop, collect_condition, negate
+from framescope.decompiler.simulate import values as v
+from framescope.decompiler.graph.handlers import HandlerMap
+from framescope.decompiler.structure.loops import Loop, LoopStructurer
+from framescope.decompiler.graph.normalize import same_run
+from framescope.decompiler.structure.patterns import MATCH_STARTS, MatchStructurer
+from framescope.decompiler.structure.protected import ProtectedStructurer, Region, follow_jumps, jump_chain
+from framescope.decompiler.simulate.sametree import same_tree
+from framescope.decompiler.simulate.simulator import ExceptEnd, Simulator, State
 from framescope.errors import DecompilationError
 
 

@@ -4,7 +4,7 @@ import marshal
 from types import CodeType
 from typing import Optional
 
-from framescope.decompiler import versions
+from framescope.decompiler.frontend import versions
 from framescope.errors import DecompilationError
 
 #: First two bytes of the magic number of each release's final bytecode → that version.
@@ -59,8 +59,8 @@ def refuse_malformed(path: str, data: bytes) -> None:
     whose bytecode is malformed (CPython would write past it on creation). Checked in
     Python, before ``marshal.loads`` sees it; data the walk cannot follow is left to
     ``marshal.loads``, which refuses what it cannot read."""
-    from framescope.decompiler.marshalscan import Unsafe, code_strings
-    from framescope.decompiler.opcodes import malformed_bytecode
+    from framescope.decompiler.frontend.marshalscan import Unsafe, code_strings
+    from framescope.decompiler.frontend.opcodes import malformed_bytecode
 
     try:
         strings = code_strings(data)

@@ -17,7 +17,7 @@ Copies get offsets past the end of the code, unique per copy.
 """
 from typing import List, Optional
 
-from framescope.decompiler.instructions import BLOCK_SETUPS, Handler, Instr
+from framescope.decompiler.frontend.instructions import BLOCK_SETUPS, Handler, Instr
 
 
 

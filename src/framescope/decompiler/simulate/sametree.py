@@ -7,7 +7,7 @@ first difference, which is where most comparisons end.
 """
 import ast
 
-from framescope.decompiler import versions
+from framescope.decompiler.frontend import versions
 
 __all__ = ["same_tree"]
 

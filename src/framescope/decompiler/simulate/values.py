@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from types import CodeType
 from typing import Any, List, Optional
 
+from framescope.decompiler.frontend import versions
+
 
 class Marker:
     """Base of every non-expression stack value."""
@@ -189,3 +191,11 @@ class Converted(Marker):
 
 
 NULL = Null()
+
+
+def handler_entry_values(lasti: bool) -> list:
+    """What the interpreter pushes on entry to an exception handler."""
+    if versions.EXCEPTION_TABLE:
+        return ([Exc("lasti")] if lasti else []) + [Exc("exc")]
+    # The saved exception state, then the new exception, each as traceback, value, type.
+    return [Exc("prev_tb"), Exc("prev_value"), Exc("prev_type"), Exc("tb"), Exc("value"), Exc("exc")]

@@ -30,8 +30,8 @@ from dataclasses import dataclass
 from types import CodeType
 from typing import Dict, List, Optional, Tuple
 
-from framescope.decompiler import versions
-from framescope.decompiler.bytecode import argrepr, instructions
+from framescope.decompiler.frontend import versions
+from framescope.decompiler.frontend.bytecode import argrepr, instructions
 
 __all__ = ["Difference", "compare_code", "equivalent", "find_difference", "recompile_function"]
 

@@ -15,7 +15,7 @@ import ast
 import math
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from framescope.decompiler import versions
+from framescope.decompiler.frontend import versions
 
 __all__ = ["Precedence", "unparse"]
 

@@ -10,9 +10,9 @@ import ast
 from types import CodeType
 from typing import Any, Callable, Dict, List, Optional
 
-from framescope.decompiler import values as v
-from framescope.decompiler.instructions import Instr
-from framescope.decompiler.sametree import same_tree
+from framescope.decompiler.simulate import values as v
+from framescope.decompiler.frontend.instructions import Instr
+from framescope.decompiler.simulate.sametree import same_tree
 from framescope.errors import DecompilationError
 
 BINOPS = {

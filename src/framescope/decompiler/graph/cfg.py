@@ -7,7 +7,7 @@ changes, so that one handler covers a whole block.
 from dataclasses import dataclass, field
 from typing import Callable, Dict, Hashable, List, Optional, Set, Tuple
 
-from framescope.decompiler.instructions import JUMPS, Handler, Instr
+from framescope.decompiler.frontend.instructions import JUMPS, Handler, Instr
 
 
 @dataclass(eq=False)

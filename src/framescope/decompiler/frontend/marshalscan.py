@@ -11,7 +11,7 @@ it cannot follow raises ValueError, as corrupt data does.
 import struct
 from typing import Any, List
 
-from framescope.decompiler import versions
+from framescope.decompiler.frontend import versions
 
 __all__ = ["code_strings", "Unsafe"]
 

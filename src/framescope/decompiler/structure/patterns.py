@@ -29,17 +29,17 @@ import ast
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
 
-from framescope.decompiler import values as v
-from framescope.decompiler import versions
-from framescope.decompiler.cfg import Block
-from framescope.decompiler.conditions import Cond, collect_condition, simple_condition
-from framescope.decompiler.instructions import CONDITIONAL_JUMPS
-from framescope.decompiler.normalize import same_run
-from framescope.decompiler.simulate import State
+from framescope.decompiler.simulate import values as v
+from framescope.decompiler.frontend import versions
+from framescope.decompiler.graph.cfg import Block
+from framescope.decompiler.structure.conditions import Cond, collect_condition, simple_condition
+from framescope.decompiler.frontend.instructions import CONDITIONAL_JUMPS
+from framescope.decompiler.graph.normalize import same_run
+from framescope.decompiler.simulate.simulator import State
 from framescope.errors import DecompilationError
 
 if TYPE_CHECKING:
-    from framescope.decompiler.structure import Structurer
+    from framescope.decompiler.structure.statements import Structurer
 
 #: Instructions at which a match statement may start (with its subject on the stack); none before 3.10.
 MATCH_STARTS = frozenset({"COPY", "MATCH_SEQUENCE", "MATCH_MAPPING", "MATCH_CLASS"} if hasattr(ast, "Match") else ())
@@ -269,7 +269,7 @@ class Reader:
         return None, (pos if last else None), fail
 
     def read_guard(self, pos: Pos, last: bool, fail: Optional[Pos], allowed: bool, start: Optional[State] = None):
-        from framescope.decompiler.structure import is_builtin_check
+        from framescope.decompiler.structure.statements import is_builtin_check
 
         block, index = pos
         if (last and not allowed) or not block.last.is_cond_jump():

@@ -11,7 +11,7 @@ traceback triples) on top of the block's stack level.
 import dis
 from typing import Dict, List, Optional, Tuple
 
-from framescope.decompiler.instructions import BLOCK_SETUPS, Handler
+from framescope.decompiler.frontend.instructions import BLOCK_SETUPS, Handler
 
 UNCONDITIONAL = frozenset({"JUMP_FORWARD", "JUMP_ABSOLUTE", "RETURN_VALUE", "RAISE_VARARGS", "RERAISE"})
 

@@ -8,15 +8,14 @@ the handler, its copies on the normal paths being skipped (`normalize.py` marks 
 import ast
 from typing import List, Optional
 
-from framescope.decompiler import values as v
-from framescope.decompiler import versions
-from framescope.decompiler.cfg import Block, natural_loop, postdominators
-from framescope.decompiler.handlers import IMPLICIT, TRY, WITH, HandlerMap
-from framescope.decompiler.instructions import JUMPS, OR_POP_JUMPS, POP_JUMPS, Handler, Instr
-from framescope.decompiler.normalize import same_exit, same_handling, same_run
-from framescope.decompiler.opcodes import handler_entry_values
-from framescope.decompiler.sametree import same_tree
-from framescope.decompiler.simulate import ExceptEnd, State
+from framescope.decompiler.simulate import values as v
+from framescope.decompiler.frontend import versions
+from framescope.decompiler.graph.cfg import Block, natural_loop, postdominators
+from framescope.decompiler.graph.handlers import IMPLICIT, TRY, WITH, HandlerMap
+from framescope.decompiler.frontend.instructions import JUMPS, OR_POP_JUMPS, POP_JUMPS, Handler, Instr
+from framescope.decompiler.graph.normalize import same_exit, same_handling, same_run
+from framescope.decompiler.simulate.sametree import same_tree
+from framescope.decompiler.simulate.simulator import ExceptEnd, State
 
 class Region:
     """A protected region: the blocks an exception in which reaches ``handler``."""
@@ -192,7 +191,7 @@ class ProtectedStructurer:
             for ins in body_end.instrs:
                 self.sim.step(ins, body_state)
             body_end = None
-        entry = State(state.stack[:handler.depth] + handler_entry_values(handler.lasti))
+        entry = State(state.stack[:handler.depth] + v.handler_entry_values(handler.lasti))
         first = 0
         if hblock.instrs[0].op == "PUSH_EXC_INFO":
             self.sim.step(hblock.instrs[0], entry)

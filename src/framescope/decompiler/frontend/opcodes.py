@@ -30,9 +30,9 @@ import functools
 from types import CodeType
 from typing import Callable, Dict, List, Optional
 
-from framescope.decompiler import versions
-from framescope.decompiler.bytecode import inline_caches
-from framescope.decompiler.instructions import JUMPS, POP_JUMPS, Handler, Instr
+from framescope.decompiler.frontend import versions
+from framescope.decompiler.frontend.bytecode import inline_caches
+from framescope.decompiler.frontend.instructions import JUMPS, POP_JUMPS, Handler, Instr
 
 #: Binary operators as the ``BINARY_*``/``INPLACE_*`` opcodes of 3.8-3.10 name them.
 LEGACY_BINARY = {
@@ -156,7 +156,7 @@ class Translator:
                 self.emit(ins, ins.opname, ins.argval if ins.opname in SIMPLE_ARG else ins.arg)
         instrs = drop_loop_cleanup(self.out)
         if versions.FINALLY_SUBROUTINES:
-            from framescope.decompiler.finally38 import inline_finally
+            from framescope.decompiler.frontend.finally38 import inline_finally
 
             instrs = inline_finally(instrs, len(self.code.co_code))
         return cover_jumps(retarget(fold_async_for(fold_send_loops(drop_block_setup(instrs)))))
@@ -413,7 +413,7 @@ def exception_handlers(code: CodeType, raw) -> Dict[int, Handler]:
                 if entry.start <= ins.offset < entry.end:
                     result[ins.offset] = handler
         return result
-    from framescope.decompiler.blockstack import legacy_handlers
+    from framescope.decompiler.frontend.blockstack import legacy_handlers
 
     return legacy_handlers(code, raw)
 
@@ -445,16 +445,6 @@ def drop_loop_cleanup(instrs: List[Instr]) -> List[Instr]:
         while ins.target in removed and ins.target is not None:
             ins.target = removed[ins.target]
     return keep
-
-
-def handler_entry_values(lasti: bool) -> list:
-    """What the interpreter pushes on entry to an exception handler."""
-    from framescope.decompiler.values import Exc
-
-    if versions.EXCEPTION_TABLE:
-        return ([Exc("lasti")] if lasti else []) + [Exc("exc")]
-    # The saved exception state, then the new exception, each as traceback, value, type.
-    return [Exc("prev_tb"), Exc("prev_value"), Exc("prev_type"), Exc("tb"), Exc("value"), Exc("exc")]
 
 
 def fold_send_loops(instrs: List[Instr]) -> List[Instr]:

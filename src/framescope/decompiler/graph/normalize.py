@@ -12,8 +12,8 @@
 """
 from typing import List, Optional, Set
 
-from framescope.decompiler.cfg import CFG, Block
-from framescope.decompiler.instructions import OR_POP_JUMPS, Instr
+from framescope.decompiler.graph.cfg import CFG, Block
+from framescope.decompiler.frontend.instructions import OR_POP_JUMPS, Instr
 
 OPPOSITE = {"POP_JUMP_IF_FALSE": "POP_JUMP_IF_TRUE", "POP_JUMP_IF_TRUE": "POP_JUMP_IF_FALSE",
             "POP_JUMP_IF_NONE": "POP_JUMP_IF_NOT_NONE", "POP_JUMP_IF_NOT_NONE": "POP_JUMP_IF_NONE"}
@@ -72,7 +72,7 @@ def mark_finally_copies(cfg: CFG) -> bool:
     is cut; ``cfg.finally_copies`` maps the copy's first block to the handler block and
     ``cfg.finally_after`` to the block where the normal path goes on.
     """
-    from framescope.decompiler.handlers import TRY, HandlerMap
+    from framescope.decompiler.graph.handlers import TRY, HandlerMap
 
     hmap = HandlerMap(cfg)
     changed = False

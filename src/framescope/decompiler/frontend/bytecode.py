@@ -13,7 +13,7 @@ import dis
 from types import CodeType
 from typing import List, Optional, Tuple
 
-from framescope.decompiler import versions
+from framescope.decompiler.frontend import versions
 
 __all__ = ["Instruction", "instructions", "inline_caches"]
 

@@ -22,15 +22,16 @@ import ast
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, List, Optional
 
-from framescope.decompiler import values as v
-from framescope.decompiler.cfg import Block
-from framescope.decompiler.normalize import same_exit as copies_of_one_exit
-from framescope.decompiler.normalize import same_handling, same_run
-from framescope.decompiler.simulate import State
+from framescope.decompiler.simulate import values as v
+from framescope.decompiler.graph.cfg import Block
+from framescope.decompiler.graph.normalize import same_exit as copies_of_one_exit
+from framescope.decompiler.graph.normalize import same_handling, same_run
+from framescope.decompiler.simulate.expressions import negate
+from framescope.decompiler.simulate.simulator import State
 from framescope.errors import DecompilationError
 
 if TYPE_CHECKING:
-    from framescope.decompiler.structure import Structurer
+    from framescope.decompiler.structure.statements import Structurer
 
 
 
@@ -70,11 +71,6 @@ class Cond:
                     self.true_state, self.false_kept, self.true_kept)
 
 
-#: Tests whose negation is the opposite operator: the compiler turns ``not (a in b)``
-#: into ``a not in b`` and jumps on either the same way (the reversed jump is equivalent).
-FLIPPED = {ast.Is: ast.IsNot, ast.IsNot: ast.Is, ast.In: ast.NotIn, ast.NotIn: ast.In}
-
-
 @dataclass(eq=False)
 class Probe:
     """The condition of a test block, found by probing it from the test before it.
@@ -104,34 +100,6 @@ def reusable(block: Block, stack: List[Any]) -> bool:
     """
     return (all(ins.op in PURE for ins in block.instrs[:-1])
             and all(isinstance(x, ast.expr) or x is v.NULL for x in stack))
-
-
-def negate(node: ast.expr) -> ast.expr:
-    """The negation of a condition tested by a jump, with as few ``not`` as possible."""
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        return node.operand
-    if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in FLIPPED:
-        flipped = ast.Compare(left=node.left, ops=[FLIPPED[type(node.ops[0])]()], comparators=node.comparators)
-        flipped._framescope_none_test = getattr(node, "_framescope_none_test", False)
-        return flipped
-    if isinstance(node, ast.BoolOp):
-        # De Morgan, when it spells fewer ``not``: ``not (x is None or y)`` → ``x is not None and not y``.
-        before = 1 + sum(1 for v in node.values if isinstance(v, ast.UnaryOp) and isinstance(v.op, ast.Not))
-        after = sum(0 if is_negation(v) or flips(v) else 1 for v in node.values)
-        if after <= before:
-            dual = ast.And() if isinstance(node.op, ast.Or) else ast.Or()
-            return ast.BoolOp(op=dual, values=[negate(v) for v in node.values])
-    return ast.UnaryOp(op=ast.Not(), operand=node)
-
-
-def flips(node: ast.expr) -> bool:
-    return isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in FLIPPED
-
-
-def is_negation(node: ast.expr) -> bool:
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        return True
-    return isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.IsNot, ast.NotIn))
 
 
 def simple_condition(st: "Structurer", block: Block, state: State) -> Cond:
