@@ -3,7 +3,7 @@
 Programs come from hypothesmith (random syntax trees, ``from_node``, and random derivations
 of Python's grammar, ``from_grammar``), drawn once into a corpus file (JSON lines) so that
 every interpreter checks the same programs, and from the machine-code generator of
-``tests/decompiler/test_machine.py`` (straight-line stack code in torch.compile's style,
+``tests/support/machine_programs.py`` (straight-line stack code in torch.compile's style,
 checked by running it; see ``machine_fuzz.py``). Each function of a program (and the module
 itself) is decompiled, recompiled and compared with the original's bytecode
 (``tests/decompiler/roundtrip_check.py``): *equivalent*, *refused* (a one-line

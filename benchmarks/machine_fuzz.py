@@ -1,6 +1,6 @@
 """Differential fuzzing of the machine-code decompiler, at scale.
 
-Runs the random program generator of ``tests/decompiler/test_machine.py`` over many seeds:
+Runs the random program generator of ``tests/support/machine_programs.py`` over many seeds:
 each program (straight-line stack code with forward jumps, in torch.compile's style) is
 assembled for the interpreter, run, decompiled with ``decompile_transformed``, and the
 decompilation run with the same arguments under several truth patterns. A program is
@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Dict, List
 
 REPO = Path(__file__).resolve().parent.parent
-TEST_MODULE = REPO / "tests" / "decompiler" / "test_machine.py"
+TEST_MODULE = REPO / "tests" / "support" / "machine_programs.py"
 VERSIONS = ["3.8", "3.9", "3.10", "3.11", "3.12", "3.13"]
 OUTCOMES = ["equivalent", "refused", "wrong", "invalid"]
 

@@ -20,8 +20,8 @@ import pytest
 
 pytest.importorskip("torch")
 
-from tests.debugging.dap import Debuggee  # noqa: E402
-from tests.debugging.pdb_driver import PdbSession, Stop, program_lines  # noqa: E402
+from tests.support.dap import Debuggee  # noqa: E402
+from tests.support.pdb_driver import PdbSession, Stop, program_lines  # noqa: E402
 
 pytestmark = [pytest.mark.torch, pytest.mark.needs_subprocess]
 

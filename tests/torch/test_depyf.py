@@ -17,7 +17,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from tests.debugging.pdb_driver import PdbError, PdbSession  # noqa: E402
+from tests.support.pdb_driver import PdbError, PdbSession  # noqa: E402
 
 pytestmark = [pytest.mark.torch, pytest.mark.needs_subprocess]
 

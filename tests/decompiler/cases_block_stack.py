@@ -9,84 +9,84 @@ SWALLOW = ("class Swallow:\n    def __enter__(self):\n        return self\n"
            "    def __exit__(self, *exc):\n        return exc[0] is ZeroDivisionError\n")
 
 CASES: List[Case] = [
-    Case("old_with_return_then_code",
+    Case("blockstack_with_return_then_code",
          "def f(a, b):\n    if a:\n        with Swallow():\n            return 10 // b\n    return -1\n" + SWALLOW,
          ["(1, 2)", "(0, 2)", "(1, 0)", "(1, None)"]),
-    Case("old_with_return_constant",
+    Case("blockstack_with_return_constant",
          "def f(a):\n    with Swallow():\n        if a:\n            return 1 // a\n        return 2\n" + SWALLOW,
          ["(1,)", "(0,)", "(None,)"]),
-    Case("old_if_with_return_constant_else",
+    Case("blockstack_if_with_return_constant_else",
          "def f(a, b):\n    if a:\n        with Swallow():\n            b.append(1)\n            return 1\n"
          "    else:\n        return 2\n" + SWALLOW, ["(1, [])", "(0, [])", "(1, None)"]),
-    Case("old_try_return_constant",
+    Case("blockstack_try_return_constant",
          "def f(s):\n    try:\n        s.encode()\n        return False\n    except UnicodeEncodeError:\n"
          "        return True", ["('a',)", "('\\udcff',)", "(1,)"]),
-    Case("old_except_as_return",
+    Case("blockstack_except_as_return",
          "def f(a, log):\n    try:\n        x = 1 // a\n    except ZeroDivisionError as err:\n"
          "        log.append(err)\n        return\n    log.append(x)", ["(1, [])", "(0, [])"]),
-    Case("old_try_all_leave_then_code",
+    Case("blockstack_try_all_leave_then_code",
          "def f(a, b):\n    if a:\n        try:\n            return 10 // b\n        except ZeroDivisionError:\n"
          "            return False\n    if b:\n        try:\n            return 20 // b\n        except TypeError:\n"
          "            return None\n    return 3", ["(1, 2)", "(1, 0)", "(0, 5)", "(0, 0)", "(0, 'x')", "(1, 'x')"]),
-    Case("old_test_then_try_test",
+    Case("blockstack_test_then_try_test",
          "def f(items, obj):\n    for name, value in items:\n        if name == 'a' or value is None:\n            continue\n"
          "        try:\n            if value[0] is obj:\n                return name\n        except TypeError:\n            pass\n"
          "    return 'none'", ["([('a', 1), ('b', None), ('c', (5,))], 5)", "([('c', 3)], 5)", "([('c', [4])], 5)"]),
-    Case("old_try_ifs_fall_out",
+    Case("blockstack_try_ifs_fall_out",
          "def f(events, log):\n    try:\n        if events & 1:\n            log.append(1)\n        if events & 2:\n"
          "            log.append(2)\n    except:\n        log.append(0)\n        raise\n    return log",
          ["(3, [])", "(0, [])", "(2, None)"]),
-    Case("old_loop_except_as_else",
+    Case("blockstack_loop_except_as_else",
          "def f(items, log):\n    for i in items:\n        try:\n            x = 10 // i\n        except ZeroDivisionError as err:\n"
          "            log.append(str(err))\n        else:\n            log.append(x)\n    return log",
          ["([1, 0, 5], [])", "([], [])"]),
-    Case("old_except_all_raise_else",
+    Case("blockstack_except_all_raise_else",
          "def f(a, log):\n    try:\n        x = 10 // a\n    except ZeroDivisionError as e:\n        if log:\n"
          "            raise KeyError(a)\n        else:\n            raise\n    else:\n        log.append(x)\n        log.append(a)",
          ["(1, [])", "(0, [1])", "(0, [])"]),
-    Case("old_clause_loop_break_ends_clause",
+    Case("blockstack_clause_loop_break_ends_clause",
          "def f(names, mro, log):\n    for key in names:\n        try:\n            value = mro[0][key]\n        except KeyError:\n"
          "            for base in mro:\n                if key in base:\n                    value = base[key]\n                    break\n"
          "            else:\n                continue\n        log.append(value)\n    return log",
          ["(['a', 'b', 'c'], [{'a': 1}, {'b': 2}], [])"]),
-    Case("old_return_from_try_in_clause",
+    Case("blockstack_return_from_try_in_clause",
          "def f(x):\n    try:\n        try:\n            return x.numerator\n        except AttributeError:\n"
          "            try:\n                return x.as_integer_ratio()\n            except AttributeError:\n                pass\n"
          "    except (OverflowError, ValueError):\n        return (x, None)\n    return 5",
          ["(3,)", "(0.5,)", "(float('inf'),)", "('s',)"]),
-    Case("old_break_in_body_not_else",
+    Case("blockstack_break_in_body_not_else",
          "def f(n):\n    i = 0\n    while True:\n        try:\n            x = 10 // (n - i)\n            break\n"
          "        except ZeroDivisionError:\n            i += 1\n            if i > 5:\n                raise\n    return x, i",
          ["(0,)", "(3,)"]),
-    Case("old_return_from_try_in_loops_in_with",
+    Case("blockstack_return_from_try_in_loops_in_with",
          "def f(rows, ids):\n    with Swallow():\n        for line in rows:\n            for i in line:\n                try:\n"
          "                    if 10 // i in ids:\n                        return i\n                except TypeError:\n"
          "                    pass\n    return 3\n" + SWALLOW, ["([[1, 2], [5]], {2})", "([[1], [0]], {7})", "([['x']], set())"]),
-    Case("old_with_in_finally",
+    Case("blockstack_with_in_finally",
          "def f(d, key):\n    try:\n        d['run'] = 10 // key\n    finally:\n        with Swallow():\n"
          "            d.pop(key, None)\n    return d\n" + SWALLOW,
          ["({1: 2}, 1)", "({}, 5)", "({}, 0)"]),
-    Case("old_finally_starts_with_try_finally",
+    Case("blockstack_finally_starts_with_try_finally",
          "def f(log, locked):\n    try:\n        log.append(10 // len(log))\n    finally:\n        try:\n            if locked:\n"
          "                log.append('unlock')\n        finally:\n            log.append('close')\n    return log",
          ["([1], True)", "([1], False)", "([], True)"]),
-    Case("old_finally_that_raises",
+    Case("blockstack_finally_that_raises",
          "def f(obj, log):\n    try:\n        log.append(10 // obj)\n    except ZeroDivisionError:\n        try:\n"
          "            log.append('close')\n        finally:\n            raise\n    finally:\n        log.append('done')\n"
          "    return log", ["(1, [])", "(0, [])", "('x', [])"]),
-    Case("old_while_else_break_in_with",
+    Case("blockstack_while_else_break_in_with",
          "def f(obj, blocking):\n    rc = False\n    with Swallow():\n        while obj['value'] == 0:\n            if not blocking:\n"
          "                break\n            obj['value'] = 10 // obj['step']\n        else:\n            obj['value'] -= 1\n"
          "            rc = True\n    return rc\n" + SWALLOW,
          ["({'value': 0, 'step': 5}, True)", "({'value': 0, 'step': 5}, False)", "({'value': 0, 'step': 0}, True)"]),
-    Case("old_try_around_while_true",
+    Case("blockstack_try_around_while_true",
          "def f(lines, log):\n    try:\n        while 1:\n            line = lines.pop()\n            if line == '':\n"
          "                break\n            if not line.startswith('#'):\n                continue\n            log.append(line)\n"
          "    except IndexError:\n        raise\n    except Exception:\n        log.append('bad')",
          ["(['', '#a', 'b', '#c'], [])", "(['#a'], [])", "([1], [])"]),
-    Case("old_assert_constant",
+    Case("blockstack_assert_constant",
          "def f(a):\n    if a:\n        return 1\n    assert False, 'unknown %r' % (a,)", ["(1,)", "(0,)"]),
-    Case("old_returns_in_try_except_finally",
+    Case("blockstack_returns_in_try_except_finally",
          "def f(a, b, log, *, default=None):\n    try:\n        return a / b\n    except ZeroDivisionError:\n"
          "        return default\n    finally:\n        log.append((a, b))",
          ["(1, 2, [])", "(1, 0, [])", "(1, 'x', [])"]),

@@ -4,17 +4,17 @@ from typing import List
 from tests.decompiler.cases import Case
 
 CASES: List[Case] = [
-    Case("speed3_elif_return_then_tail",
+    Case("tail_elif_return_then_tail",
          "def f(a, other):\n    if isinstance(other, int):\n        other = other + 1\n"
          "    elif isinstance(other, str) and a:\n        pass\n    else:\n        return None\n"
          "    value = len(str(other))\n    return value, other",
          ["(1, 3)", "(1, 'ab')", "(0, 'ab')", "(1, 2.5)"]),
-    Case("speed3_nested_guard_raise_then_tail",
+    Case("tail_nested_guard_raise_then_tail",
          "def f(a, b):\n    if a is None:\n        a = 0\n    else:\n        if b < 0:\n"
          "            raise ValueError(b)\n        a = a * b\n    r = [a]\n    if b == 2:\n        r.append(b)\n"
          "    return r",
          ["(None, 1)", "(3, 2)", "(3, -1)", "(None, 2)"]),
-    Case("speed3_chain_of_guards",
+    Case("tail_chain_of_guards",
          "def f(a, b):\n    r = []\n    if a == 0:\n        r.append(0)\n    elif b == 0:\n        return -1\n"
          "    else:\n        r.append(b)\n    if a == 1:\n        r.append(1)\n    elif b == 1:\n"
          "        raise KeyError(b)\n    else:\n        r.append(b)\n    x = len(r)\n    return x, r",

@@ -1,0 +1,1 @@
+"""What the tests share: program generators, an assembler, a DAP client and a pdb driver."""
