@@ -1,12 +1,11 @@
 """The decompiler's pipeline for one code object, and the nested definitions inside it.
 
-instructions (`opcodes`) → basic blocks (`cfg`) → structured statements
-(`structure`, with `simulate` for straight-line code) → clean-up (`cleanup`).
+instructions (`frontend`) → basic blocks (`graph`) → structured statements
+(`structure`, with `simulate` for straight-line code) → clean-up (`emit`).
 Nested code objects met on the way (functions, lambdas, classes, comprehensions)
 are decompiled by the same pipeline, recursively.
 """
 import ast
-import dis
 import inspect
 from types import CodeType
 from typing import Any, Callable, Dict, List, Optional
@@ -15,25 +14,48 @@ from framescope.decompiler.simulate import values as v
 from framescope.decompiler.graph.cfg import CFG
 from framescope.decompiler.graph.normalize import normalize
 from framescope.decompiler.emit.cleanup import clean_body, comprehension, function_body, class_body
-from framescope.decompiler.frontend.opcodes import canonical_instructions, docstring, jumps_and_loops
+from framescope.decompiler.frontend.opcodes import canonical_instructions, docstring, jumps_and_loops, used_locals
 from framescope.decompiler.simulate.signature import arguments
+from framescope.decompiler.frontend.instructions import Instr
 from framescope.decompiler.simulate.simulator import Simulator, State
+from framescope.decompiler.structure.statements import Structurer
 from framescope.decompiler.emit.unparse import NestedTooDeeply
 from framescope.errors import DecompilationError
 
 
 def body_of(code: CodeType, state: Optional[State] = None) -> List[ast.stmt]:
     """The raw statements of ``code``'s body (before clean-up)."""
-    from framescope.decompiler.structure.statements import Structurer
-
     refuse_unbounded(code)
-    instrs = canonical_instructions(code)
+    return statements(code, canonical_instructions(code), state)
+
+
+def statements(code: CodeType, instrs: List[Instr], state: Optional[State] = None) -> List[ast.stmt]:
+    """The raw statements of ``code``'s body from its canonical instructions (see
+    refuse_unbounded, which comes first: decoding a huge function takes long already)."""
     if not instrs:
         return []
     cfg = CFG(instrs)
     normalize(cfg)
     sim = Simulator(code, lambda func, target=None, iterator=None: nested(func, target, iterator))
     return Structurer(code, cfg, sim).body(state)
+
+
+def declarations(code: CodeType, instrs: List[Instr]) -> List[ast.stmt]:
+    """``global``/``nonlocal`` statements the stores and deletes of ``code`` need."""
+    explicit_globals: List[str] = []
+    assigned_free: List[str] = []
+    for ins in instrs:
+        if ins.op in ("STORE_GLOBAL", "DELETE_GLOBAL") and ins.arg not in explicit_globals:
+            explicit_globals.append(ins.arg)
+        if ins.op in ("STORE_DEREF", "DELETE_DEREF") and ins.arg in code.co_freevars \
+                and ins.arg not in assigned_free:
+            assigned_free.append(ins.arg)
+    out: List[ast.stmt] = []
+    if explicit_globals:
+        out.append(ast.Global(names=explicit_globals))
+    if assigned_free:
+        out.append(ast.Nonlocal(names=assigned_free))
+    return out
 
 
 #: Finding a loop's blocks looks at the function's blocks once per loop. Past this many
@@ -67,7 +89,9 @@ def function_def(code: CodeType, func: Optional[v.Function] = None, name: Option
         annotations = annotation_items(func.annotations)
         decorators = [d for d in func.decorators]
     args = arguments(code, defaults, kwdefaults, annotations)
-    body = function_body(code, body_of(code)) + dead_locals(code)
+    refuse_unbounded(code)
+    instrs = canonical_instructions(code)
+    body = declarations(code, instrs) + function_body(code, statements(code, instrs)) + dead_locals(code)
     doc = docstring(code)
     if doc is not None:
         body.insert(0, ast.Expr(value=ast.Constant(value=doc)))
@@ -88,12 +112,7 @@ def dead_locals(code: CodeType) -> List[ast.stmt]:
     Code the compiler drops as unreachable (``if 0 and x:`` ...) still makes the names it
     assigns local variables; only such dead code gives them back.
     """
-    used = set(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount
-                                + bool(code.co_flags & inspect.CO_VARARGS)
-                                + bool(code.co_flags & inspect.CO_VARKEYWORDS)])
-    for ins in dis.get_instructions(code):
-        if ins.opcode in dis.haslocal or ins.opname.startswith(("LOAD_FAST", "STORE_FAST")):
-            used.update(ins.argval if isinstance(ins.argval, tuple) else (ins.argval,))
+    used = used_locals(code)
     dead = [name for name in code.co_varnames if name not in used]
     if not dead:
         return []

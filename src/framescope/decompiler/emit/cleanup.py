@@ -156,27 +156,8 @@ def strip_return_none(body: List[ast.stmt]) -> List[ast.stmt]:
     return body
 
 
-def declarations(code: CodeType, body: List[ast.stmt]) -> List[ast.stmt]:
-    """``global``/``nonlocal`` statements the stores and deletes of ``code`` need."""
-    from framescope.decompiler.frontend.opcodes import canonical_instructions
-
-    explicit_globals, assigned_free = [], []
-    for ins in canonical_instructions(code):
-        if ins.op in ("STORE_GLOBAL", "DELETE_GLOBAL") and ins.arg not in explicit_globals:
-            explicit_globals.append(ins.arg)
-        if ins.op in ("STORE_DEREF", "DELETE_DEREF") and ins.arg in code.co_freevars \
-                and ins.arg not in assigned_free:
-            assigned_free.append(ins.arg)
-    out: List[ast.stmt] = []
-    if explicit_globals:
-        out.append(ast.Global(names=explicit_globals))
-    if assigned_free:
-        out.append(ast.Nonlocal(names=assigned_free))
-    return out
-
-
 def function_body(code: CodeType, body: List[ast.stmt]) -> List[ast.stmt]:
-    body = declarations(code, body) + clean_body(strip_return_none(body))
+    body = clean_body(strip_return_none(body))
     matches = [i for i, stmt in enumerate(body) if is_match(stmt)]
     if matches:  # the cases of a match statement that ends the function may end with its return
         hoist_match_tail(body[matches[-1]], body, matches[-1] + 1, returns=True)

@@ -27,8 +27,9 @@ Exception ranges come from the exception table on 3.11+ and from the block stack
 """
 import dis
 import functools
+import inspect
 from types import CodeType
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Set
 
 from framescope.decompiler.frontend import versions
 from framescope.decompiler.frontend.bytecode import inline_caches
@@ -582,3 +583,14 @@ def docstring(code: CodeType) -> Optional[str]:
         return code.co_consts[0] if has_doc and code.co_consts else None
     first = code.co_consts[0] if code.co_consts else None
     return first if isinstance(first, str) else None
+
+
+def used_locals(code: CodeType) -> Set[str]:
+    """The parameters of ``code`` and every local its instructions load, store or delete."""
+    used = set(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount
+                                + bool(code.co_flags & inspect.CO_VARARGS)
+                                + bool(code.co_flags & inspect.CO_VARKEYWORDS)])
+    for ins in dis.get_instructions(code):
+        if ins.opcode in dis.haslocal or ins.opname.startswith(("LOAD_FAST", "STORE_FAST")):
+            used.update(ins.argval if isinstance(ins.argval, tuple) else (ins.argval,))
+    return used
