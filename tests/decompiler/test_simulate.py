@@ -1,0 +1,61 @@
+"""The simulate pass alone: canonical instructions run on symbols give expressions and statements."""
+import ast
+
+from framescope.decompiler.frontend.instructions import Instr
+from framescope.decompiler.frontend.opcodes import canonical_instructions
+from framescope.decompiler.simulate.expressions import negate
+from framescope.decompiler.simulate.simulator import Simulator, State
+from framescope.decompiler.simulate.values import handler_entry_values
+from framescope.decompiler.frontend import versions
+
+
+def run(source: str) -> State:
+    """The state after simulating a one-block function's instructions (its return left out)."""
+    code = compile(source, "<t>", "exec").co_consts[0]
+    sim = Simulator(code, nested=lambda func, *rest: None)
+    state = State()
+    for ins in canonical_instructions(code):
+        if ins.op == "RETURN_VALUE":
+            break
+        sim.step(ins, state)
+    return state
+
+
+def test_straight_line_code_becomes_statements():
+    state = run("def f(a, b):\n    a.x = b[1] + 2\n    del a[b]\n    return None\n")
+    assert [ast.unparse(stmt) if hasattr(ast, "unparse") else type(stmt).__name__ for stmt in state.stmts] == (
+        ["a.x = b[1] + 2", "del a[b]"] if hasattr(ast, "unparse") else ["Assign", "Delete"])
+
+
+def test_an_expression_is_left_on_the_stack():
+    state = run("def f(a, b):\n    return a * (b - 1)\n")
+    assert not state.stmts and len(state.stack) == 1
+    value = state.stack[0]
+    assert isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mult)
+    assert isinstance(value.right, ast.BinOp) and isinstance(value.right.op, ast.Sub)
+
+
+def test_an_unknown_operation_is_refused_with_its_offset():
+    code = compile("def f():\n    pass\n", "<t>", "exec").co_consts[0]
+    sim = Simulator(code, nested=lambda func, *rest: None)
+    try:
+        sim.step(Instr("NOT_AN_OPERATION", offset=6, raw="NOT_AN_OPERATION"), State())
+    except Exception as err:
+        assert "unsupported instruction" in str(err) and "NOT_AN_OPERATION" in str(err)
+    else:
+        raise AssertionError("an unknown operation was simulated")
+
+
+def test_negation_spells_the_fewest_nots():
+    x, y = ast.Name(id="x", ctx=ast.Load()), ast.Name(id="y", ctx=ast.Load())
+    assert negate(ast.UnaryOp(op=ast.Not(), operand=x)) is x
+    flipped = negate(ast.Compare(left=x, ops=[ast.Is()], comparators=[ast.Constant(value=None)]))
+    assert isinstance(flipped.ops[0], ast.IsNot)
+    either = negate(ast.BoolOp(op=ast.Or(), values=[ast.UnaryOp(op=ast.Not(), operand=x), y]))
+    assert isinstance(either, ast.BoolOp) and isinstance(either.op, ast.And)  # not (not x or y) -> x and not y
+    assert either.values[0] is x and isinstance(either.values[1], ast.UnaryOp)
+
+
+def test_a_handler_is_entered_with_what_the_interpreter_pushes():
+    values = handler_entry_values(lasti=True)
+    assert len(values) == (2 if versions.EXCEPTION_TABLE else 6)
