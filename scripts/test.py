@@ -545,8 +545,8 @@ def parse_args(argv: List[str]) -> argparse.Namespace:
     parser.add_argument("--jobs", "-j", type=int, default=2, help="sessions run at once (default 2)")
     parser.add_argument("--recreate", action="store_true", help="rebuild the environments from scratch")
     parser.add_argument(
-        "--timeout", type=float, default=30 * 60, metavar="SECONDS",
-        help="stop a pytest session that runs longer than this (default 1800)",
+        "--timeout", type=float, default=50 * 60, metavar="SECONDS",
+        help="stop a pytest session that runs longer than this (default 3000)",
     )
     args = parser.parse_args(argv)
     if args.jobs < 1:

@@ -20,40 +20,46 @@ if TYPE_CHECKING:
 def build(session: "DumpSession") -> Dict[str, Any]:
     """The index of a session as JSON-ready data."""
     torch = sys.modules.get("torch")
+    left_out: List[str] = []
     dump = records.Dump(
         torch=getattr(torch, "__version__", None),
         python=platform.python_version(),
         argv=list(session.argv),
-        frames=[_frame(frame) for frame in session.frames],
-        graphs=[_graph(session.resolve(graph)) for graph in session.graphs],
-        graph_breaks=[_graph_break(session.resolve(item)) for item in session.graph_breaks],
-        recompiles=[_recompile(session.resolve(item)) for item in session.recompiles],
+        frames=[_frame(frame, left_out) for frame in session.frames],
+        graphs=[_graph(session.resolve(graph), left_out) for graph in session.graphs],
+        graph_breaks=[_graph_break(session.resolve(item), left_out) for item in session.graph_breaks],
+        recompiles=[_recompile(session.resolve(item), left_out) for item in session.recompiles],
         warnings=list(session.warnings),
     )
+    if left_out:
+        session.warn("index.json leaves out what its format does not declare: %s"
+                     % ", ".join(sorted(set(left_out))))
+        dump.warnings = list(session.warnings)
     return records.to_data(dump)
 
 
-def _frame(values: Dict[str, Any]) -> Frame:
-    entries = [record(Entry, entry) for entry in values.get("entries", [])]
-    return record(Frame, dict(values, entries=entries))
+def _frame(values: Dict[str, Any], left_out: List[str]) -> Frame:
+    entries = [record(Entry, entry, left_out) for entry in values.get("entries", [])]
+    return record(Frame, dict(values, entries=entries), left_out)
 
 
-def _graph(values: Dict[str, Any]) -> Graph:
-    pieces = [record(Piece, piece) for piece in values.get("pieces", [])]
-    kernels = [record(Kernel, kernel) for kernel in values.get("kernels", [])]
-    return record(Graph, dict(values, pieces=pieces, kernels=kernels))
+def _graph(values: Dict[str, Any], left_out: List[str]) -> Graph:
+    pieces = [record(Piece, piece, left_out) for piece in values.get("pieces", [])]
+    kernels = [record(Kernel, kernel, left_out) for kernel in values.get("kernels", [])]
+    values = {key: value for key, value in values.items() if key != "arguments"}  # a graph has none
+    return record(Graph, dict(values, pieces=pieces, kernels=kernels), left_out)
 
 
-def _graph_break(values: Dict[str, Any]) -> GraphBreak:
+def _graph_break(values: Dict[str, Any], left_out: List[str]) -> GraphBreak:
     """A graph break with ``skipped``: no compile of its frame made a cache entry, so Dynamo
     gave up on the whole function and it runs without torch.compile."""
     skipped = values.get("frame") is None and values.get("compile_id") is not None
-    return record(GraphBreak, dict(values, skipped=skipped))
+    return record(GraphBreak, dict(values, skipped=skipped), left_out)
 
 
-def _recompile(values: Dict[str, Any]) -> Recompile:
+def _recompile(values: Dict[str, Any], left_out: List[str]) -> Recompile:
     limit = values.get("limit")
-    return record(Recompile, dict(values, limit=record(Limit, limit) if limit else None))
+    return record(Recompile, dict(values, limit=record(Limit, limit, left_out) if limit else None), left_out)
 
 
 def to_json(data: Dict[str, Any]) -> str:

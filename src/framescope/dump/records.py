@@ -154,6 +154,8 @@ class GraphBreak:
 
     #: Id of the frame being compiled when it broke.
     frame: Optional[str] = None
+    #: Index of the cache entry that compile made, once it has made one.
+    entry: Optional[int] = None
     #: torch's id of that compile.
     compile_id: Optional[str] = None
     #: torch's explanation.
@@ -174,6 +176,9 @@ class GraphBreak:
     #: Dynamo gave up on the whole function at this break: no compile of it made a cache
     #: entry, so every call runs without torch.compile.
     skipped: bool = False
+    #: For a break in a compile that made no cache entry: what the frame was called with
+    #: (as :attr:`Entry.arguments`).
+    arguments: Dict[str, Dict[str, str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -268,14 +273,13 @@ def to_data(value: Any) -> Any:
     return str(value)
 
 
-def record(kind: type, values: Dict[str, Any]) -> Any:
-    """A record of ``kind`` from the writer's working dict, which must use the record's
-    field names only (a misspelt key is an error in framescope, not in the dump)."""
+def record(kind: type, values: Dict[str, Any], left_out: List[str]) -> Any:
+    """A record of ``kind`` from the writer's working dict. A key the record does not declare
+    is a slip in framescope, not in the program: it is left out of the record and named in
+    ``left_out`` ("Kind.key"), so that the writer can say so and still write the rest."""
     names = {item.name for item in dataclasses.fields(kind)}
-    unknown = sorted(set(values) - names)
-    if unknown:
-        raise TypeError("%s has no field %s" % (kind.__name__, ", ".join(unknown)))
-    return kind(**values)
+    left_out.extend("%s.%s" % (kind.__name__, key) for key in sorted(set(values) - names))
+    return kind(**{key: value for key, value in values.items() if key in names})
 
 
 # --------------------------------------------------------------------------- reading
@@ -430,6 +434,7 @@ class _Reader:
         return GraphBreak(
             frame=self.get(obj, "frame", str, None, where),
             compile_id=self.get(obj, "compile_id", str, None, where),
+            entry=self.get(obj, "entry", int, None, where),
             reason=self.get(obj, "reason", str, "", where),
             gb_code=self.get(obj, "gb_code", str, None, where),
             docs=self.get(obj, "docs", str, None, where),
@@ -439,6 +444,7 @@ class _Reader:
             source_line=self.get(obj, "source_line", str, None, where),
             resume=self.get(obj, "resume", str, None, where),
             skipped=self.get(obj, "skipped", bool, False, where),
+            arguments=self.arguments(obj, where),
         )
 
     def recompile(self, obj: Dict[str, Any], where: str) -> Recompile:
