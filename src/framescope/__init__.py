@@ -6,7 +6,8 @@ from framescope.errors import DecompilationError, UnsupportedTorchError
 
 __version__ = "0.1.0"
 
-__all__ = ["DecompilationError", "UnsupportedTorchError", "__version__", "debug", "decompile", "dump", "prepare_debug"]
+__all__ = ["DecompilationError", "UnsupportedTorchError", "__version__", "debug", "decompile", "dump", "prepare_debug",
+           "summary"]
 
 
 def decompile(obj: object, *, indent: int = 4, verify: bool = True, machine: bool = True) -> str:
@@ -25,8 +26,8 @@ def decompile(obj: object, *, indent: int = 4, verify: bool = True, machine: boo
 
 
 def __getattr__(name: str) -> object:
-    # framescope.dump (a package that is also called to start a dump), prepare_debug, debug
-    # and depyf (depyf's API) load on first use, so that importing framescope stays light.
+    # framescope.dump (a package that is also called to start a dump), prepare_debug, debug,
+    # summary and depyf (depyf's API) load on first use, so that importing framescope stays light.
     if name == "dump":
         import framescope.dump
 
@@ -43,4 +44,15 @@ def __getattr__(name: str) -> object:
         from framescope.debugging import debug
 
         return debug
+    if name == "summary":
+        from framescope.notebook import summary
+
+        return summary
     raise AttributeError("module 'framescope' has no attribute %r" % name)
+
+
+def load_ipython_extension(ipython: object) -> None:
+    """``%load_ext framescope`` in IPython or Jupyter: the ``%%framescope`` cell magic."""
+    from framescope.notebook import load_ipython_extension as load
+
+    load(ipython)

@@ -90,6 +90,9 @@ class dump:
         self._capture: Any = None
         #: Takes back what finishes the dump at process exit (see _finish_at_exit).
         self._at_exit: Optional[Callable[[], None]] = None
+        #: The folder the last session of this block wrote into, once it wrote.
+        self.folder: Optional[Path] = None
+        self._entered = False
 
     def __enter__(self) -> DumpSession:
         global _active
@@ -108,6 +111,7 @@ class dump:
             session = DumpSession(self.path, on_event=self.on_event, log_bytecode=self.log_bytecode)
             self._capture = capture.start(session)
             self.session = _active = session
+            self._entered = True
             _started.append(session.root)
         capture.hide_debugger(session)
         self._at_exit = _finish_at_exit(self)
@@ -118,6 +122,8 @@ class dump:
         from framescope.dump import capture
 
         session, self.session = self.session, None
+        if session is not None:
+            self.folder = session.opened_folder or self.folder
         undo, self._at_exit = self._at_exit, None
         if undo is not None:
             undo()
@@ -131,6 +137,43 @@ class dump:
             with _active_lock:
                 _active = None
             self._capture = None
+
+
+    def save(self) -> Optional[Path]:
+        """Write the index now and the HTML report into ``<folder>/report`` (a dump writes its
+        index after every compile anyway); return the folder, None while nothing was written.
+        Inside the block or after it, e.g. from a notebook cell while the kernel runs on."""
+        session = self.session
+        if session is not None:
+            session.save()
+            self.folder = session.opened_folder
+        if self.folder is None:
+            return None
+        from framescope.notebook import Summary, write_report_of
+        from framescope.report.index import DumpError
+
+        try:
+            write_report_of(Summary(self.folder).load())
+        except DumpError:
+            pass  # nothing readable yet: the summary says so when shown
+        return self.folder
+
+    def summary(self) -> Any:
+        """The dump's :class:`framescope.notebook.Summary`: HTML in a notebook, text elsewhere."""
+        from framescope.notebook import Summary
+
+        if self.session is not None:
+            self.folder = self.session.opened_folder or self.folder
+        return Summary(self.folder if self.folder is not None else self.path)
+
+    def _repr_html_(self) -> str:
+        return self.summary()._repr_html_()
+
+    def __repr__(self) -> str:
+        state = ("running" if self.session is not None else "finished" if self.folder
+                 else "finished: nothing was compiled" if self._entered else "not started")
+        head = "framescope.dump(%r): %s" % (os.fspath(self.path), state)
+        return head + "\n" + repr(self.summary()) if self.session is not None or self.folder else head
 
 
 def _finish_at_exit(block: dump) -> Callable[[], None]:

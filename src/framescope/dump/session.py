@@ -127,6 +127,12 @@ class DumpSession:
                 self._folder = self._open_folder()
             return self._folder
 
+    @property
+    def opened_folder(self) -> Optional[Path]:
+        """The folder files went into, or None while nothing was written (none was made)."""
+        with self.lock:
+            return None if self._folder is None else self._folder.path
+
     def _open_folder(self) -> DumpFolder:
         rank = _distributed_rank()
         path = self.root

@@ -1,0 +1,95 @@
+"""framescope in Jupyter: the example notebook run in a real IPython kernel (ipykernel + nbclient).
+
+The notebook (examples/notebook.py builds it) compiles a function with a graph break and a
+recompile under ``%%framescope``, runs that cell again, and keeps a dump open across cells
+while a function is redefined; each output and file is checked here.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("nbclient")
+pytest.importorskip("ipykernel")
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+
+
+def load_example():
+    spec = importlib.util.spec_from_file_location("notebook_example", str(ROOT / "examples" / "notebook.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
+@pytest.fixture(scope="module")
+def ran(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("notebook")
+    example = load_example()
+    notebook = example.run(example.build(), str(folder))
+    return folder, [cell for cell in notebook.cells if cell.cell_type == "code"]
+
+
+def outputs(cell, kind):
+    return [out for out in cell.outputs if out.output_type == kind]
+
+
+def test_no_cell_fails(ran):
+    _folder, cells = ran
+    errors = [(cell.source, out.ename, out.evalue) for cell in cells for out in outputs(cell, "error")]
+    assert errors == []
+
+
+def test_the_magic_cell_shows_its_summary_as_html(ran):
+    folder, cells = ran
+    magic = cells[1]
+    (shown,) = outputs(magic, "display_data")
+    html = shown.data["text/html"]
+    assert 'class="framescope-summary"' in html
+    assert "1 recompile" in html and "1 graph break" in html
+    assert "<h4>Recompiles</h4>" in html and "mode == &#x27;sin&#x27;" in html
+    assert "<h4>Graph breaks</h4>" in html and "Failed to trace builtin operator" in html
+    # Each entry's transformed code, highlighted or not, and a link to the report.
+    assert "__transformed_code_0_for_scale.py" in html and '<pre class="hl">' in html
+    assert 'href="framescope_dump/cell_' in html and "report/index.html" in html
+    # The same, briefly, as text.
+    text = shown.data["text/plain"]
+    assert "1 recompile" in text and "graph break at " in text
+
+
+def test_the_cells_source_is_in_the_dump_and_the_report(ran):
+    folder, cells = ran
+    dump = folder / "framescope_dump" / ("cell_%d" % cells[1].execution_count)
+    full_code = (dump / "full_code_for_scale.py").read_text(encoding="utf-8")
+    assert "# a line of this cell" in full_code
+    assert "# a line of this cell" in (dump / "report" / "frame_scale.html").read_text(encoding="utf-8")
+    index = json.loads((dump / "index.json").read_text(encoding="utf-8"))
+    assert index["frames"][0]["filename"].endswith(".py") and "ipykernel" in index["frames"][0]["filename"]
+    assert index["graph_breaks"][0]["source_line"].strip() == 'print("graph break here")'
+
+
+def test_running_the_cell_again_writes_new_files(ran):
+    folder, cells = ran
+    first, again = (folder / "framescope_dump" / ("cell_%d" % cells[i].execution_count) for i in (1, 2))
+    assert first != again
+    for dump in (first, again):
+        assert (dump / "__transformed_code_0_for_scale.py").is_file()
+    html = outputs(cells[2], "display_data")[0].data["text/html"]
+    assert "1 recompile" in html
+
+
+def test_a_dump_open_across_cells_names_a_redefined_function_apart(ran):
+    folder, cells = ran
+    # While the dump was still open, its index already listed both functions.
+    (listed,) = outputs(cells[4], "execute_result")
+    assert listed.data["text/plain"] == "['step', 'step_2']"
+    session = folder / "framescope_dump" / "session"
+    first = (session / "__transformed_code_0_for_step.py").read_text(encoding="utf-8")
+    second = (session / "__transformed_code_0_for_step_2.py").read_text(encoding="utf-8")
+    assert first != second and (session / "report" / "index.html").is_file()
+    (shown,) = outputs(cells[5], "execute_result")
+    assert "framescope-summary" in shown.data["text/html"] and "2 compiled frames" in shown.data["text/plain"]
