@@ -33,8 +33,8 @@ DEFAULT_FOLDER = "framescope_dump"
 _CSS = """
 .framescope-summary { font-family: sans-serif; font-size: 13px; line-height: 1.4; }
 .framescope-summary table { border-collapse: collapse; margin: 4px 0 10px; }
-.framescope-summary th, .framescope-summary td { text-align: left; padding: 2px 10px 2px 0;
-  vertical-align: top; border-bottom: 1px solid #ddd; }
+.framescope-summary table th, .framescope-summary table td { text-align: left !important;
+  padding: 2px 10px 2px 0; vertical-align: top; border-bottom: 1px solid #ddd; }
 .framescope-summary h4 { margin: 10px 0 4px; }
 .framescope-summary pre { margin: 4px 0; padding: 6px; background: #f7f7f7; overflow-x: auto; }
 .framescope-summary .fallback { color: #a00; }
