@@ -70,7 +70,7 @@ class Summary:
             dump = self.load()
         except DumpError as err:
             return "framescope summary of %s: %s" % (self.path, err)
-        lines = [totals_line(dump), "dump: %s" % dump.path]
+        lines = [totals_line(dump), "dump: %s" % _href(dump.path)]
         lines += ["  " + line for line in _findings(dump)[:5]]
         return "\n".join(lines)
 
