@@ -93,3 +93,39 @@ def test_a_dump_open_across_cells_names_a_redefined_function_apart(ran):
     assert first != second and (session / "report" / "index.html").is_file()
     (shown,) = outputs(cells[5], "execute_result")
     assert "framescope-summary" in shown.data["text/html"] and "2 compiled frames" in shown.data["text/plain"]
+
+
+def test_a_breakpoint_in_a_dumped_file_stops_while_a_cell_runs(tmp_path):
+    # The kernel's own debugger (debugpy, as JupyterLab and VS Code use it) stops at a line
+    # of the transformed code a dump wrote, when a later cell calls the compiled function.
+    pytest.importorskip("debugpy")
+    from tests.support.kernel_dap import Kernel
+
+    kernel = Kernel(str(tmp_path))
+    try:
+        first = kernel.execute(
+            "import torch, framescope\n"
+            "session_dump = framescope.dump('dump')\n"
+            "session_dump.__enter__()\n"
+            "def f(x):\n    y = x + 1\n    return y * 2\n"
+            "compiled = torch.compile(f, backend='eager')\n"
+            "compiled(torch.ones(2))")
+        assert first["status"] == "ok", first
+        path = tmp_path / "dump" / "__transformed_code_0_for_f.py"
+        lines = path.read_text(encoding="utf-8").splitlines()
+        line = next(n for n, text in enumerate(lines, 1) if text.strip().startswith("graph_out_0 = "))
+        kernel.attach()
+        placed = kernel.request("setBreakpoints", {"source": {"path": str(path)}, "breakpoints": [{"line": line}]})
+        assert placed["body"]["breakpoints"][0]["verified"], placed
+        kernel.request("configurationDone")
+        kernel.start("compiled(torch.ones(2))")
+        stopped = kernel.wait_event("stopped")
+        assert stopped["body"]["reason"] == "breakpoint"
+        frames = kernel.request("stackTrace", {"threadId": stopped["body"]["threadId"]})["body"]["stackFrames"]
+        assert (frames[0]["source"]["path"], frames[0]["line"]) == (str(path), line)
+        scopes = kernel.request("scopes", {"frameId": frames[0]["id"]})["body"]["scopes"]
+        names = kernel.request("variables", {"variablesReference": scopes[0]["variablesReference"]})["body"]
+        assert "x" in [variable["name"] for variable in names["variables"]]
+        kernel.request("continue", {"threadId": stopped["body"]["threadId"]})
+    finally:
+        kernel.close()
