@@ -119,7 +119,8 @@ def render(dump: Any, report: Optional[str]) -> str:
     if report:
         links.append('<a href="%s" target="_blank">HTML report</a>' % esc(_href(report)))
     parts.append("<p>%s</p>" % " · ".join(links))
-    parts += [_recompiles(dump), _breaks(dump), _frames(dump)]
+    pages = _frame_pages(dump, report)
+    parts += [_recompiles(dump), _breaks(dump), _frames(dump, pages)]
     if dump.warnings:
         parts.append("<h4>Warnings</h4><ul>%s</ul>" % "".join("<li>%s</li>" % esc(w) for w in dump.warnings))
     parts.append("</div>")
@@ -135,16 +136,30 @@ def _href(path: str) -> str:
     return path if relative.startswith(os.pardir) else relative.replace(os.sep, "/")
 
 
-def _frames(dump: Any) -> str:
+def _frame_pages(dump: Any, report: Optional[str]) -> dict:
+    """Frame id -> link to its page of the report (none without a report)."""
+    if not report:
+        return {}
+    from framescope.report.html import Site
+
+    site = Site(dump, os.path.dirname(report))
+    return {frame_id: _href(os.path.join(os.path.dirname(report), page))
+            for frame_id, page in site.frame_pages.items()}
+
+
+def _frames(dump: Any, pages: dict) -> str:
     if not dump.frames:
         return "<p>No frame was compiled.</p>"
     rows = []
     for frame in dump.frames:
+        name = "<code>%s</code>" % esc(frame.qualname)
+        if frame.id in pages:
+            name = '<a href="%s" target="_blank">%s</a>' % (esc(pages[frame.id]), name)
         for entry in frame.entries:
             how = ("decompiled" if entry.decompiled
                    else '<span class="fallback">Dynamo\'s code: %s</span>' % esc(entry.fallback_reason))
-            rows.append("<tr><td><code>%s</code></td><td>%d</td><td>%s</td><td><code>%s</code></td><td>%s</td></tr>" % (
-                esc(frame.qualname), entry.index, esc(entry.compile_id or ""), esc(entry.file or ""), how))
+            rows.append("<tr><td>%s</td><td>%d</td><td>%s</td><td><code>%s</code></td><td>%s</td></tr>" % (
+                name, entry.index, esc(entry.compile_id or ""), esc(entry.file or ""), how))
     table = ("<h4>Frames and cache entries</h4><table><tr><th>frame</th><th>entry</th><th>compile</th>"
              "<th>file</th><th></th></tr>%s</table>" % "".join(rows))
     return table + "".join(_transformed(dump, frame, entry) for frame in dump.frames for entry in frame.entries)

@@ -56,6 +56,7 @@ def test_the_magic_cell_shows_its_summary_as_html(ran):
     # Each entry's transformed code, highlighted or not, and a link to the report.
     assert "__transformed_code_0_for_scale.py" in html and '<pre class="hl">' in html
     assert 'href="framescope_dump/cell_' in html and "report/index.html" in html
+    assert "report/frame_scale.html" in html  # each frame links to its page of the report
     # The same, briefly, as text.
     text = shown.data["text/plain"]
     assert "1 recompile" in text and "graph break at " in text
