@@ -21,7 +21,6 @@ import dis
 import io
 import random
 import sys
-import textwrap
 import types
 from typing import Any, Dict, List, Optional, Tuple
 

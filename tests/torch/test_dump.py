@@ -20,6 +20,7 @@ from typing import Dict, Optional
 
 import pytest
 
+from framescope import torch_text
 from framescope.dump import fullcode, guards, naming, records, transformed, validate
 from framescope.dump.session import DumpSession
 

@@ -3,7 +3,7 @@ import ast
 import functools
 import inspect
 from types import CodeType, FunctionType, MethodType
-from typing import Any, Callable, List, Optional, Tuple
+from typing import Any, List, Optional, Tuple
 
 from framescope.decompiler.emit.cleanup import clean_body, strip_return_none
 from framescope.decompiler.function import TooLarge, body_of, function_def, guarded, lambda_expr, nested
