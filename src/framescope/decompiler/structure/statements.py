@@ -236,22 +236,41 @@ class Structurer(LoopStructurer, ProtectedStructurer, MatchStructurer):
         true_state, false_state = cond.true_state, cond.false_state
         true_end = self.walk(cond.true_block, join, true_state)
         false_end = self.walk(cond.false_block, join, false_state)
+        if true_end is join and false_end is join and self.arms_value(cond, state):
+            return join
+        true_end, false_end = self.arm_ends(block, true_state, false_state, true_end, false_end)
+        return self.if_statement(cond, state, true_end, false_end)
+
+    def arms_value(self, cond: Cond, state: State) -> bool:
+        """When both arms only computed one value (a conditional or boolean expression): push
+        it and say so."""
+        true_state, false_state = cond.true_state, cond.false_state
         base = len(state.stack)
         depth = len(true_state.stack)
-        if (true_end is join and false_end is join and not true_state.stmts and not false_state.stmts
+        if not (not true_state.stmts and not false_state.stmts
                 and depth == len(false_state.stack) and depth >= 1
                 and all(a is b for a, b in zip(true_state.stack[:-1], false_state.stack[:-1]))
                 and (depth == base + 1 or true_state.stack[-1] is not false_state.stack[-1])):
-            # Both arms only computed one value: a conditional or boolean expression.
-            true_value, false_value = true_state.stack[-1], false_state.stack[-1]
-            value = None
-            if depth < base + 1 and uses_earlier(true_value, false_value, state.stack[depth - 1:]):
-                # The arms used values from under the test (3.11+ copied the rest of the
-                # expression into both): the test sits inside that expression.
-                value = merge_difference(true_value, false_value, lambda a, b: self.value_join(cond, a, b))
-            state.stack[:] = true_state.stack[:-1]
-            state.stack.append(value or self.value_join(cond, true_value, false_value))
-            return join
+            return False
+        true_value, false_value = true_state.stack[-1], false_state.stack[-1]
+        value = None
+        if depth < base + 1 and uses_earlier(true_value, false_value, state.stack[depth - 1:]):
+            # The arms used values from under the test (3.11+ copied the rest of the
+            # expression into both): the test sits inside that expression.
+            value = merge_difference(true_value, false_value, lambda a, b: self.value_join(cond, a, b))
+        state.stack[:] = true_state.stack[:-1]
+        state.stack.append(value or self.value_join(cond, true_value, false_value))
+        return True
+
+    def arm_ends(self, block: Block, true_state: State, false_state: State, true_end: Optional[Block],
+                 false_end: Optional[Block]) -> "tuple[Optional[Block], Optional[Block]]":
+        """Where each arm goes on, once arms that reach one place by other ways are seen to."""
+        true_end, false_end = self.uneven_stacks(block, true_state, false_state, true_end, false_end)
+        true_end, false_end = self.one_place(true_end, false_end)
+        return self.region_exits(block, true_state, false_state, true_end, false_end)
+
+    def uneven_stacks(self, block: Block, true_state: State, false_state: State, true_end: Optional[Block],
+                      false_end: Optional[Block]) -> "tuple[Optional[Block], Optional[Block]]":
         if true_end is not None and false_end is not None and len(true_state.stack) != len(false_state.stack):
             # An arm that popped its loop's iterator before leaving a protected region goes on to
             # a return: the rest of the return runs after the region's end.
@@ -262,6 +281,11 @@ class Structurer(LoopStructurer, ProtectedStructurer, MatchStructurer):
                 false_end = self.finish_exit(false_path, false_state)
             else:
                 raise self.error("branches leave different stacks", block)
+        return true_end, false_end
+
+    def one_place(self, true_end: Optional[Block],
+                  false_end: Optional[Block]) -> "tuple[Optional[Block], Optional[Block]]":
+        """Arm ends that are one place reached by other ways: a lone jump, a copy, the region's exit."""
         if true_end is not None and false_end is not None and true_end is not false_end:
             # An arm may stop at a block that only jumps on to where the other arm stopped.
             if false_end in jump_chain(true_end):
@@ -275,6 +299,10 @@ class Structurer(LoopStructurer, ProtectedStructurer, MatchStructurer):
                 and follow_jumps(true_end) is follow_jumps(false_end)):
             # Both leave the protected region for one place, one through a lone jump.
             true_end = false_end = follow_jumps(true_end)
+        return true_end, false_end
+
+    def region_exits(self, block: Block, true_state: State, false_state: State, true_end: Optional[Block],
+                     false_end: Optional[Block]) -> "tuple[Optional[Block], Optional[Block]]":
         if true_end is not None and false_end is not None and true_end is not false_end:
             # Leaving a protected region: an arm that goes straight on to a return, raise,
             # break or continue is that statement, run after the region's clean-up code.
@@ -288,6 +316,13 @@ class Structurer(LoopStructurer, ProtectedStructurer, MatchStructurer):
                 false_end = self.finish_exit(false_path, false_state)
             if true_end is not None and false_end is not None and true_end is not false_end:
                 raise self.error("branches end in different places", block)
+        return true_end, false_end
+
+    def if_statement(self, cond: Cond, state: State, true_end: Optional[Block],
+                     false_end: Optional[Block]) -> Optional[Block]:
+        """The ``if`` statement of a branch whose arms go on to ``true_end``/``false_end`` (None:
+        the arm leaves); where the walk goes on."""
+        true_state, false_state = cond.true_state, cond.false_state
         test = cond.expr
         body, orelse = true_state.stmts, false_state.stmts
         ended = true_state.ended or false_state.ended
