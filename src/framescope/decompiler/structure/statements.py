@@ -94,26 +94,7 @@ class Structurer(LoopStructurer, ProtectedStructurer, MatchStructurer):
             if self.steps > self.max_steps:
                 raise self.error("control flow too irregular", block)
             if state.ended:  # an except clause ended (POP_EXCEPT): what follows is after the try
-                depth = self.clause_depths[-1] if self.clause_depths else 0
-                if len(state.stack) > depth:  # a return leaving the clause
-                    return self.finish_return(block, state, depth)
-                loop_jump = self.loop_control(block, None)
-                if loop_jump is not None and not self.released_after_reset(state):
-                    state.stmts.append(loop_jump)
-                    return None
-                if block.instrs[0].op == "POP_EXCEPT" and block.last.op == "JUMP" and releases(block.instrs[:-1]):
-                    # ``continue``/``break`` from nested except clauses releases the outer one too.
-                    loop_jump = self.loop_control(block.jump, None)
-                    if loop_jump is not None:
-                        state.stmts.append(loop_jump)
-                        return None
-                if (block.instrs[0].op == "POP_EXCEPT" and block.last.op in ("RETURN_VALUE", "RAISE_VARARGS")
-                        and not (self.after_try and self.same_place(block, self.after_try[-1]))):
-                    # A return from nested except clauses releases each one's exception in turn.
-                    for ins in block.instrs:
-                        self.sim.step(ins, state)
-                    return None
-                return block
+                return self.after_clause(block, state)
             loop_jump = None if entering else self.loop_control(block, stop)
             entering = False
             if loop_jump is not None:
@@ -169,25 +150,51 @@ class Structurer(LoopStructurer, ProtectedStructurer, MatchStructurer):
             if i == len(instrs) and block.fall is not None and block.jump is None:
                 block = block.fall  # the clause's name clean-up ran to the end of the block
                 continue
-            last = block.last
-            if last.op == "POP_TOP" and self.is_break_copy(block, len(instrs) - 1, state):
-                state.stmts.append(ast.Break())
+            block = self.block_end(block, i, stop, state)
+        return block
+
+    def block_end(self, block: Block, i: int, stop: Optional[Block], state: State) -> Optional[Block]:
+        """Run a block's last instruction (``i``: where its others stopped); the block the
+        walk goes on at, None when control ended."""
+        last = block.last
+        if last.op == "POP_TOP" and self.is_break_copy(block, len(block.instrs) - 1, state):
+            state.stmts.append(ast.Break())
+            return None
+        if last.is_cond_jump():
+            return self.branch(block, stop, state)
+        if last.op == "JUMP":
+            return block.jump
+        if last.op == "FOR_ITER":
+            raise self.error("for loop without a back edge", block)
+        if last.op in ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE"):
+            self.sim.step(last, state)
+            return None
+        if i < len(block.instrs):  # not already run as the end of an except clause's clean-up
+            self.sim.step(last, state)
+        return block.fall
+
+    def after_clause(self, block: Block, state: State) -> Optional[Block]:
+        """Where the walk goes once an except clause ended (its POP_EXCEPT ran): what follows
+        is after the try statement, unless the clause leaves by return, break or continue."""
+        depth = self.clause_depths[-1] if self.clause_depths else 0
+        if len(state.stack) > depth:  # a return leaving the clause
+            return self.finish_return(block, state, depth)
+        loop_jump = self.loop_control(block, None)
+        if loop_jump is not None and not self.released_after_reset(state):
+            state.stmts.append(loop_jump)
+            return None
+        if block.instrs[0].op == "POP_EXCEPT" and block.last.op == "JUMP" and releases(block.instrs[:-1]):
+            # ``continue``/``break`` from nested except clauses releases the outer one too.
+            loop_jump = self.loop_control(block.jump, None)
+            if loop_jump is not None:
+                state.stmts.append(loop_jump)
                 return None
-            if last.is_cond_jump():
-                block = self.branch(block, stop, state)
-            elif last.op == "JUMP":
-                block = block.jump
-            elif last.op == "FOR_ITER":
-                raise self.error("for loop without a back edge", block)
-            elif last.op in ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE"):
-                self.sim.step(last, state)
-                return None
-            else:
-                if i < len(instrs):  # not already run as the end of an except clause's clean-up
-                    self.sim.step(last, state)
-                block = block.fall
-                if block is None:
-                    return None
+        if (block.instrs[0].op == "POP_EXCEPT" and block.last.op in ("RETURN_VALUE", "RAISE_VARARGS")
+                and not (self.after_try and self.same_place(block, self.after_try[-1]))):
+            # A return from nested except clauses releases each one's exception in turn.
+            for ins in block.instrs:
+                self.sim.step(ins, state)
+            return None
         return block
 
     def released_after_reset(self, state: State) -> bool:
