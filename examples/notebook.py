@@ -15,30 +15,26 @@ from typing import List, Tuple
 HERE = os.path.dirname(os.path.abspath(__file__))
 NOTEBOOK = os.path.join(HERE, "torch_compile_in_a_notebook.ipynb")
 
+#: The cell that defines and compiles ``scale`` under ``%%framescope``; the notebook runs it twice.
+SCALE_CELL = ("%%framescope\n"
+              "def scale(x, mode):\n"
+              "    y = torch.sin(x) if mode == \"sin\" else torch.cos(x)  # a line of this cell\n"
+              "    print(\"graph break here\")\n"
+              "    return y * 2\n\n"
+              "compiled = torch.compile(scale, backend=\"eager\")\n"
+              "compiled(torch.ones(4), \"sin\")\n"
+              "compiled(torch.ones(4), \"cos\")  # another mode: a recompile")
+
 #: (kind, source) of each cell.
 CELLS: List[Tuple[str, str]] = [
     ("markdown", "# torch.compile, opened up in a notebook\n\n"
                  "`%load_ext framescope`, then `%%framescope` on a cell: it runs inside `framescope.dump`, "
                  "and what it compiled is shown below it."),
     ("code", "import torch\n%load_ext framescope"),
-    ("code", "%%framescope\n"
-             "def scale(x, mode):\n"
-             "    y = torch.sin(x) if mode == \"sin\" else torch.cos(x)  # a line of this cell\n"
-             "    print(\"graph break here\")\n"
-             "    return y * 2\n\n"
-             "compiled = torch.compile(scale, backend=\"eager\")\n"
-             "compiled(torch.ones(4), \"sin\")\n"
-             "compiled(torch.ones(4), \"cos\")  # another mode: a recompile"),
+    ("code", SCALE_CELL),
     ("markdown", "Running that cell again defines `scale` anew and compiles it again: the files go "
                  "into a folder of their own, `cell_<n>` (the cell's execution count)."),
-    ("code", "%%framescope\n"
-             "def scale(x, mode):\n"
-             "    y = torch.sin(x) if mode == \"sin\" else torch.cos(x)  # a line of this cell\n"
-             "    print(\"graph break here\")\n"
-             "    return y * 2\n\n"
-             "compiled = torch.compile(scale, backend=\"eager\")\n"
-             "compiled(torch.ones(4), \"sin\")\n"
-             "compiled(torch.ones(4), \"cos\")  # another mode: a recompile"),
+    ("code", SCALE_CELL),
     ("markdown", "A dump can also stay open across cells; its index is written after every compile, "
                  "and `save()` writes the HTML report at any time."),
     ("code", "import framescope\n"
