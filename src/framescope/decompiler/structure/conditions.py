@@ -31,7 +31,7 @@ from framescope.decompiler.simulate.simulator import State
 from framescope.errors import DecompilationError
 
 if TYPE_CHECKING:
-    from framescope.decompiler.structure.statements import Structurer
+    from framescope.decompiler.structure.context import StructureContext
 
 
 
@@ -102,15 +102,15 @@ def reusable(block: Block, stack: List[Any]) -> bool:
             and all(isinstance(x, ast.expr) or x is v.NULL for x in stack))
 
 
-def simple_condition(st: "Structurer", block: Block, state: State) -> Cond:
+def simple_condition(ctx: "StructureContext", block: Block, state: State) -> Cond:
     """The condition of ``block``'s final jump; its other instructions already ran on ``state``."""
     last = block.last
     op = last.op
-    sim = st.sim
+    sim = ctx.sim
     if op in ("JUMP_IF_FALSE_OR_POP", "JUMP_IF_TRUE_OR_POP"):
         value = sim.expr(state.stack[-1]) if state.stack else None
         if value is None:
-            raise st.error("condition on an empty stack", block)
+            raise ctx.error("condition on an empty stack", block)
         kept = State(state.stack)
         kept.stack[-1] = value
         state.pop()
@@ -158,12 +158,12 @@ def resolve_pops(cond: Cond) -> Cond:
     return cond
 
 
-def collect_condition(st: "Structurer", block: Block, state: State, pops: bool = True) -> Cond:
+def collect_condition(ctx: "StructureContext", block: Block, state: State, pops: bool = True) -> Cond:
     """The condition of ``block``'s final jump, with the tests it chains to folded in.
 
     With ``pops``, an arm that only pops values and jumps on is looked through.
     """
-    cond = simple_condition(st, block, state)
+    cond = simple_condition(ctx, block, state)
     if pops:
         cond = resolve_pops(cond)
     consumed = {block}
@@ -171,7 +171,7 @@ def collect_condition(st: "Structurer", block: Block, state: State, pops: bool =
         merged = None
         for side in ("true", "false"):
             target = getattr(cond, side + "_block")
-            if target is None or not is_test_block(st, target, consumed):
+            if target is None or not is_test_block(ctx, target, consumed):
                 continue
             arm_state = getattr(cond, side + "_state")
             if getattr(cond, side + "_kept"):
@@ -179,7 +179,7 @@ def collect_condition(st: "Structurer", block: Block, state: State, pops: bool =
             probe = State(arm_state.stack)
             try:
                 for ins in target.instrs[:-1]:
-                    st.sim.step(ins, probe)
+                    ctx.sim.step(ins, probe)
                     if probe.stmts:
                         break  # a statement: not a test of the chain (stop before simulating the rest)
             except DecompilationError:
@@ -189,7 +189,7 @@ def collect_condition(st: "Structurer", block: Block, state: State, pops: bool =
             pushed = len(probe.stack) - len(arm_state.stack)
             if pushed > 2 or (pushed == 2 and probe.stack[-1] is not probe.stack[-2]):
                 continue  # more than the tested value (and a kept copy): the start of a match statement
-            inner = collect_condition(st, target, probe, pops)
+            inner = collect_condition(ctx, target, probe, pops)
             merged = fold(cond, side, inner)
             if merged is not None and (len(merged.true_state.stack) != len(inner.true_state.stack)
                                        or len(merged.false_state.stack) != len(inner.false_state.stack)):
@@ -198,20 +198,20 @@ def collect_condition(st: "Structurer", block: Block, state: State, pops: bool =
                 consumed.add(target)
                 break
             if pops and reusable(target, arm_state.stack):
-                st.probed[target] = Probe(list(arm_state.stack), probe.stack, inner)
+                ctx.probed[target] = Probe(list(arm_state.stack), probe.stack, inner)
         if merged is None:
             return cond
         cond = merged
 
 
-def is_test_block(st: "Structurer", block: Block, consumed) -> bool:
+def is_test_block(ctx: "StructureContext", block: Block, consumed) -> bool:
     if not block.last.is_cond_jump():
         return False
     if any(p not in consumed for p in block.preds):
         return False
     if any(p.handler != block.handler for p in block.preds):
         return False  # the test starts (or ends) a protected region: a statement of its own
-    if block in st.back_edges:
+    if block in ctx.back_edges:
         return False
     if any(b.handler != block.handler for b in consumed):
         return False  # a try statement starts between the two tests: ``if a:`` then ``try: if b:``

@@ -8,7 +8,7 @@ A loop that fills the empty collection below its iterator is a 3.12+ inlined
 comprehension and becomes an expression.
 """
 import ast
-from typing import Dict, List, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Set, Tuple
 
 from framescope.decompiler.simulate import values as v
 from framescope.decompiler.frontend import versions
@@ -20,6 +20,10 @@ from framescope.decompiler.frontend.instructions import Instr
 from framescope.decompiler.graph.normalize import STATEMENT_ENDS, same_run
 from framescope.decompiler.simulate.simulator import CompAppend, State
 from framescope.errors import DecompilationError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from framescope.decompiler.structure.context import StructureContext
+    from framescope.decompiler.structure.statements import Structurer
 
 
 class Loop:
@@ -45,14 +49,19 @@ class Loop:
         self.tail: Optional[Tuple[Block, int]] = None
 
 
-class LoopStructurer:
-    """The loop half of `structure.Structurer` (a mixin: it uses the walker's state)."""
+class LoopBuilder:
+    """Builds ``for`` and ``while`` loops and tells ``break``/``continue`` jumps, for the walker."""
+
+    def __init__(self, ctx: "StructureContext", walker: "Structurer") -> None:
+        self.ctx = ctx
+        #: Walks the loop's body.
+        self.walker = walker
 
     def is_break_copy(self, block: Block, i: int, state: State) -> bool:
         """Whether popping the loop's iterator here is a ``break`` whose jump was replaced by a copy."""
-        if not self.loops or not state.stack:
+        if not self.ctx.loops or not state.stack:
             return False
-        loop = self.loops[-1]
+        loop = self.ctx.loops[-1]
         if not isinstance(state.stack[-1], v.Iterator) or loop.exit is None:
             return False
         if state.stack[-1] is not loop.iterator or len(state.stack) != loop.depth:
@@ -75,9 +84,9 @@ class LoopStructurer:
 
     def loop_control(self, block: Block, stop: Optional[Block]) -> Optional[ast.stmt]:
         """``break``/``continue`` when ``block`` is the target of one, seen from inside a loop."""
-        if not self.loops or block is stop:
+        if not self.ctx.loops or block is stop:
             return None
-        loop = self.loops[-1]
+        loop = self.ctx.loops[-1]
         if block is loop.header:
             return ast.Continue()
         if block is loop.brk or (block is loop.exit and loop.brk is loop.exit) or block in loop.break_blocks:
@@ -86,7 +95,7 @@ class LoopStructurer:
 
     # -- loops -------------------------------------------------------------------------------------
     def loop(self, header: Block, state: State) -> Optional[Block]:
-        body = natural_loop(header, self.back_edges[header])
+        body = natural_loop(header, self.ctx.back_edges[header])
         first = header.instrs[0]
         if first.op == "FOR_ITER" and len(header.instrs) == 1:
             return self.for_loop(header, body, state)
@@ -174,7 +183,7 @@ class LoopStructurer:
                 distance[block] = max(distance.get(block, 0), steps)
                 if block is exit:
                     break
-                block = self.ipdom.get(block)
+                block = self.ctx.ipdom.get(block)
                 steps += 1
         best = max(reached, key=lambda b: (reached[b], -distance[b], -b.index))
         return best if reached[best] > max(counts.values()) else None
@@ -200,13 +209,13 @@ class LoopStructurer:
             work.extend(block.succs())
             if block.catch is not None:
                 work.append(block.catch)
-        dom = self.cfg.dom
-        extra = {b for b in self.cfg.blocks if b not in after and dom.dominates(header, b)
+        dom = self.ctx.cfg.dom
+        extra = {b for b in self.ctx.cfg.blocks if b not in after and dom.dominates(header, b)
                  and not self.ends_clause(header, b)}
-        if self.regions and self.regions[-1].contains(header):
+        if self.ctx.regions and self.ctx.regions[-1].contains(header):
             # A loop inside a try or with body ends with it: what follows the region (a copy of
             # the code after the statement that a break goes to, 3.10+) is not in the loop.
-            extra = {b for b in extra if self.regions[-1].contains(b)}
+            extra = {b for b in extra if self.ctx.regions[-1].contains(b)}
         extended = body | extra
         if is_for:
             extended -= after_breaks(extended, body, header)
@@ -218,7 +227,7 @@ class LoopStructurer:
         3.10+ copies the code after a with statement (its ``__exit__`` call and a short
         ``return``) into the ``break`` that leaves the statement's body with the loop.
         """
-        region = self.regions[-1] if self.regions else None
+        region = self.ctx.regions[-1] if self.ctx.regions else None
         if not versions.COPIES_EXITS or region is None or exit is None or region.contains(block) \
                 or not any(region.contains(b) for b in body):
             return None
@@ -239,8 +248,8 @@ class LoopStructurer:
         """
         if block.instrs[0].op != "POP_EXCEPT" or block.last.op != "JUMP":
             return False
-        dom = self.cfg.dom
-        entries = [b for b in dom.chain(block) if b is not block and not b.preds and b is not self.cfg.entry]
+        dom = self.ctx.cfg.dom
+        entries = [b for b in dom.chain(block) if b is not block and not b.preds and b is not self.ctx.cfg.entry]
         if not entries:
             return False
         clause = entries[0]  # the innermost: the nearest up the chain of dominators
@@ -254,11 +263,11 @@ class LoopStructurer:
         way to the code after the loop.  Pops inside a nested ``for`` may be its breaks, so only
         blocks no other loop header dominates count.
         """
-        dom = self.cfg.dom
-        inner = [b for b in self.cfg.blocks if b is not header and b.instrs[0].op == "FOR_ITER"
+        dom = self.ctx.cfg.dom
+        inner = [b for b in self.ctx.cfg.blocks if b is not header and b.instrs[0].op == "FOR_ITER"
                  and dom.dominates(header, b)]
         targets = []
-        for block in self.cfg.blocks:
+        for block in self.ctx.cfg.blocks:
             if block is header or not dom.dominates(header, block) or any(dom.dominates(b, block) for b in inner):
                 continue
             target = break_exit(block)
@@ -274,7 +283,7 @@ class LoopStructurer:
         if isinstance(iterator, ast.Name) and iterator.id == ".0":  # a comprehension's argument
             iterator = state.stack[-1] = v.Iterator(iterator)
         if not isinstance(iterator, v.Iterator):
-            raise self.error("for loop over a non-iterator", header)
+            raise self.ctx.error("for loop over a non-iterator", header)
         exit = header.jump
         body = self.extend_body(header, body, exit, is_for=True)
         brk, break_blocks = self.exits(body, exit, is_for=True)
@@ -282,20 +291,20 @@ class LoopStructurer:
         body_state = State(state.stack + [item])
         loop = Loop(header, body, exit, brk, break_blocks)
         loop.iterator, loop.depth = iterator, len(state.stack)
-        self.loops.append(loop)
+        self.ctx.loops.append(loop)
         try:
-            end = self.walk(header.fall, header, body_state)
+            end = self.walker.walk(header.fall, header, body_state)
         finally:
-            self.loops.pop()
+            self.ctx.loops.pop()
         if end is not None and len(body_state.stack) != len(state.stack):
-            raise self.error("for loop body leaves the stack changed", header)
+            raise self.ctx.error("for loop body leaves the stack changed", header)
         if item.target is None:
-            raise self.error("for loop without a target", header)
+            raise self.ctx.error("for loop without a target", header)
         if loop.tail is not None:
             if brk is not exit:
-                raise self.error("for loop breaks to two places", header)
+                raise self.ctx.error("for loop breaks to two places", header)
             brk = loop.tail[0]
-            self.resume[brk] = loop.tail[1]
+            self.ctx.resume[brk] = loop.tail[1]
         stmts = body_state.stmts
         state.stack.pop()
         is_async = iterator.is_async or header.instrs[0].arg == "async"
@@ -316,9 +325,9 @@ class LoopStructurer:
         """Attach the ``else`` clause (from ``exit`` to ``brk``); with ``ends``, it must not reach past ``brk``."""
         if brk is not None and brk is not exit and exit is not None:
             else_state = State(state.stack)
-            end = self.walk(exit, brk, else_state)
+            end = self.walker.walk(exit, brk, else_state)
             if ends and end is not None and end is not brk:
-                raise self.error("for loop else clause goes on elsewhere", exit)
+                raise self.ctx.error("for loop else clause goes on elsewhere", exit)
             node.orelse = else_state.stmts
             state.stmts.append(node)
             return brk if end is brk else (brk if end is not None else brk)
@@ -331,16 +340,16 @@ class LoopStructurer:
             probe = State(state.stack)
             try:
                 for ins in header.instrs[:-1]:
-                    self.sim.step(ins, probe)
+                    self.ctx.sim.step(ins, probe)
                 clean = not probe.stmts
             except DecompilationError:
                 clean = False
             if clean:
-                self.loops.append(Loop(header, body, None, None))
+                self.ctx.loops.append(Loop(header, body, None, None))
                 try:
-                    cond = collect_condition(self, header, probe)
+                    cond = collect_condition(self.ctx, header, probe)
                 finally:
-                    self.loops.pop()
+                    self.ctx.loops.pop()
                 inside = cond.true_block in body, cond.false_block in body
                 if inside == (True, False):
                     pass
@@ -352,11 +361,11 @@ class LoopStructurer:
             brk, break_blocks = self.exits(body, None, depth=len(state.stack))
             loop = Loop(header, body, None, brk, break_blocks)
             body_state = State(state.stack)
-            self.loops.append(loop)
+            self.ctx.loops.append(loop)
             try:
                 self.walk_body(header, body_state)
             finally:
-                self.loops.pop()
+                self.ctx.loops.pop()
             node = ast.While(test=ast.Constant(value=True), body=body_state.stmts or [ast.Pass()], orelse=[])
             state.stmts.append(node)
             return brk
@@ -365,17 +374,17 @@ class LoopStructurer:
         brk, break_blocks = self.exits(body, exit, depth=len(state.stack))
         loop = Loop(header, body, exit, brk, break_blocks)
         body_state = cond.true_state
-        self.loops.append(loop)
+        self.ctx.loops.append(loop)
         try:
-            self.walk(cond.true_block, header, body_state)
+            self.walker.walk(cond.true_block, header, body_state)
         finally:
-            self.loops.pop()
+            self.ctx.loops.pop()
         node = ast.While(test=cond.expr, body=body_state.stmts or [ast.Pass()], orelse=[])
         return self.loop_else(node, exit, brk, state)
 
     def walk_body(self, header: Block, state: State) -> None:
         """Walk a ``while True`` body, which starts at its header."""
-        self.walk(header, header, state, entering=True)
+        self.walker.walk(header, header, state, entering=True)
 
 
 def comprehension_kind(value) -> Optional[str]:

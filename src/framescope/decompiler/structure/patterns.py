@@ -39,6 +39,7 @@ from framescope.decompiler.simulate.simulator import State
 from framescope.errors import DecompilationError
 
 if TYPE_CHECKING:
+    from framescope.decompiler.structure.context import StructureContext
     from framescope.decompiler.structure.statements import Structurer
 
 #: Instructions at which a match statement may start (with its subject on the stack); none before 3.10.
@@ -278,16 +279,16 @@ class Reader:
         probe = State(start.stack if start is not None else expected)
         try:
             for ins in block.instrs[index:-1]:
-                self.st.sim.step(ins, probe)
+                self.st.ctx.sim.step(ins, probe)
         except DecompilationError:
             return None
         try:
-            cond = collect_condition(self.st, block, State(probe.stack), pops=False)
+            cond = collect_condition(self.st.ctx, block, State(probe.stack), pops=False)
             if any(node is self.subject for node in ast.walk(cond.expr)):
                 raise DecompilationError("the next case's test")
         except DecompilationError:  # it went on into the next case's code: a guard of one test
             try:
-                cond = simple_condition(self.st, block, State(probe.stack))
+                cond = simple_condition(self.st.ctx, block, State(probe.stack))
             except DecompilationError:
                 return None
         if probe.stmts or cond.true_kept or cond.false_kept or cond.true_block is None or cond.false_block is None \
@@ -499,7 +500,7 @@ class Reader:
             raise NotAPattern
         state = State()
         state.stack = stack
-        self.st.sim.step(ins, state)
+        self.st.ctx.sim.step(ins, state)
         if state.stmts:
             raise NotAPattern
 
@@ -859,8 +860,13 @@ def sequence_items(node: Node) -> List[ast.AST]:
 
 
 # -- the statement -------------------------------------------------------------------------------
-class MatchStructurer:
-    """The match-statement part of `structure.Structurer` (a mixin: it uses the walker's state)."""
+class MatchBuilder:
+    """Builds ``match`` statements from the cases a `Reader` finds, for the walker."""
+
+    def __init__(self, ctx: "StructureContext", walker: "Structurer") -> None:
+        self.ctx = ctx
+        #: Walks the case bodies.
+        self.walker = walker
 
     def match_statement(self, block: Block, index: int, state: State, stop: Optional[Block]) -> Next:
         """Build the match statement starting at ``block.instrs[index]``, if one does."""
@@ -869,11 +875,11 @@ class MatchStructurer:
         if (ins.op == "COPY" and ins.arg != 1) or len(state.stack) < depth:
             return None
         try:
-            subject = self.sim.expr(state.stack[-depth])
+            subject = self.ctx.sim.expr(state.stack[-depth])
         except DecompilationError:
             return None
         outer = state.stack[:len(state.stack) - depth]
-        reader = Reader(self, outer, subject, state.stack[len(state.stack) - depth + 1:])
+        reader = Reader(self.walker, outer, subject, state.stack[len(state.stack) - depth + 1:])
         cases = reader.cases((block, index))
         if not cases or (len(cases) == 1 and not cases[0].refutable and like_assignment(cases[0].pattern)):
             return None  # ``a = b = x`` compiles alike and reads better
@@ -893,7 +899,7 @@ class MatchStructurer:
         if not popped and not (same_stack(cond.true_state.stack, state.stack)
                                and cond.true_block.instrs[0].op == "POP_TOP"):
             return None
-        reader = Reader(self, state.stack[:-1], state.stack[-1], [])
+        reader = Reader(self.walker, state.stack[:-1], state.stack[-1], [])
         try:
             body = (cond.true_block, 0) if popped else after((cond.true_block, 0))
             rest = reader.cases((cond.false_block, 0), first=False)
@@ -919,21 +925,21 @@ class MatchStructurer:
         ends = []
         for case in cases:
             body = State(outer)
-            ends.append(self.walk(case.body[0], inner, body, first=case.body[1]))
+            ends.append(self.walker.walk(case.body[0], inner, body, first=case.body[1]))
             node.cases.append(ast.match_case(pattern=case.pattern, guard=case.guard, body=body.stmts or [ast.Pass()]))
         if fail is not None and (default or (end is not None and (fail[0] is not end or fail[1]))):
             body = State(outer)  # ``case _:``, whose code follows the failure code of the last case
-            ends.append(self.walk(fail[0], inner, body, first=fail[1]))
+            ends.append(self.walker.walk(fail[0], inner, body, first=fail[1]))
             node.cases.append(ast.match_case(pattern=wildcard(), guard=None, body=body.stmts or [ast.Pass()]))
             fail = None
         if any(e is not None and e is not inner for e in ends):
-            raise self.error("a case of a match statement ends elsewhere", block)
+            raise self.ctx.error("a case of a match statement ends elsewhere", block)
         state.stack[:] = outer
         state.stmts.append(node)
         if end is not None:
             return (end,)
         if fail is not None:
-            self.resume[fail[0]] = fail[1]
+            self.ctx.resume[fail[0]] = fail[1]
             return (fail[0],)
         return (inner if any(e is not None for e in ends) else None,)
 
@@ -950,9 +956,9 @@ class MatchStructurer:
         follows it): the end is where code before that body goes too.  A statement that
         ends a loop's body ends where the walk stops (the loop's header).
         """
-        blocks = self.cfg.blocks
+        blocks = self.ctx.cfg.blocks
         escapes = set()
-        for loop in self.loops:
+        for loop in self.ctx.loops:
             escapes.update(b for b in (loop.header, loop.exit, loop.brk) if b is not None)
             escapes.update(loop.break_blocks)
         low = head.index

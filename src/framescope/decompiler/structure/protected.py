@@ -6,7 +6,7 @@ blocks end.  Except clauses are read from the handler's code; a ``finally`` body
 the handler, its copies on the normal paths being skipped (`normalize.py` marks them).
 """
 import ast
-from typing import List, Optional
+from typing import TYPE_CHECKING, List, Optional
 
 from framescope.decompiler.simulate import values as v
 from framescope.decompiler.frontend import versions
@@ -16,6 +16,11 @@ from framescope.decompiler.frontend.instructions import JUMPS, OR_POP_JUMPS, POP
 from framescope.decompiler.graph.normalize import same_exit, same_handling, same_run
 from framescope.decompiler.simulate.sametree import same_tree
 from framescope.decompiler.simulate.simulator import ExceptEnd, State
+
+if TYPE_CHECKING:  # pragma: no cover
+    from framescope.decompiler.structure.context import StructureContext
+    from framescope.decompiler.structure.loops import LoopBuilder
+    from framescope.decompiler.structure.statements import Structurer
 
 class Region:
     """A protected region: the blocks an exception in which reaches ``handler``."""
@@ -39,8 +44,15 @@ def exit_pending(state: State) -> bool:
     return bool(state.stack) and isinstance(state.stack[-1], v.ExitResult)
 
 
-class ProtectedStructurer:
-    """The try/with half of `structure.Structurer` (a mixin: it uses the walker's state)."""
+class ProtectedBuilder:
+    """Builds ``try`` and ``with`` statements from protected regions, for the walker."""
+
+    def __init__(self, ctx: "StructureContext", walker: "Structurer", loop_builder: "LoopBuilder") -> None:
+        self.ctx = ctx
+        #: Walks bodies and clauses.
+        self.walker = walker
+        #: Tells a jump that leaves a loop (``break``, ``continue``) from one that leaves the region.
+        self.loop_builder = loop_builder
 
     def repeats_after(self, instrs: List[Instr]) -> bool:
         """Whether ``instrs`` repeat the code after the try statement whose clause is being built.
@@ -50,7 +62,7 @@ class ProtectedStructurer:
         """
         if not versions.COPIES_EXITS:
             return False
-        return bool(self.after_try) and repeated_tail(self.after_try[-1], instrs) is not None
+        return bool(self.ctx.after_try) and repeated_tail(self.ctx.after_try[-1], instrs) is not None
 
     def name_cleanup(self, instrs, i: int, state: State) -> int:
         """Run ``name = None; del name`` after ``POP_EXCEPT``, if present; return the next index."""
@@ -66,13 +78,13 @@ class ProtectedStructurer:
         chain = []
         current = block.handler
         while current is not None and len(chain) < 100:
-            if self.hmap.kind(current) != IMPLICIT:
+            if self.ctx.hmap.kind(current) != IMPLICIT:
                 chain.append(current)
-            outer = self.hmap.block(current).handler
+            outer = self.ctx.hmap.block(current).handler
             if outer is not None and not versions.EXCEPTION_TABLE and outer.depth > current.depth:
                 break  # a try statement the handler's code starts with, above its exception: not around it
             current = outer
-        active = {region.handler for region in self.regions}
+        active = {region.handler for region in self.ctx.regions}
         fresh = [h for h in chain if h not in active]
         return fresh[-1] if fresh else None
 
@@ -82,48 +94,48 @@ class ProtectedStructurer:
         It does when the handler code loops back, or when every protected block is in
         the loop; a protected block after the loop means the try contains the loop.
         """
-        if not versions.EXCEPTION_TABLE and any(latch.handler is not None and self.hmap.covers(latch, handler)
-                                for latch in self.back_edges[header]):
+        if not versions.EXCEPTION_TABLE and any(latch.handler is not None and self.ctx.hmap.covers(latch, handler)
+                                for latch in self.ctx.back_edges[header]):
             # Up to 3.10 the jump back of a loop around the try comes after its POP_BLOCK.
             return False
-        loop = natural_loop(header, self.back_edges[header])
-        if self.hmap.block(handler) in loop:
+        loop = natural_loop(header, self.ctx.back_edges[header])
+        if self.ctx.hmap.block(handler) in loop:
             return True
-        if all(self.hmap.covers(b, handler) for b in loop):
+        if all(self.ctx.hmap.covers(b, handler) for b in loop):
             # The whole loop is protected, back edges included: a try around a loop left
             # only by ``break`` (3.14 jumps straight to the finally code after it).
             return False
-        return all(b in loop for b in self.cfg.blocks if b.handler is not None and self.hmap.covers(b, handler))
+        return all(b in loop for b in self.ctx.cfg.blocks if b.handler is not None and self.ctx.hmap.covers(b, handler))
 
     def protected(self, block: Block, handler: Handler, state: State) -> Optional[Block]:
-        kind = self.hmap.kind(handler)
+        kind = self.ctx.hmap.kind(handler)
         if kind == WITH:
             return self.with_stmt(block, handler, state)
         if kind == TRY:
             return self.try_stmt(block, handler, state)
-        raise self.error("unsupported protected region (%s)" % kind, block)
+        raise self.ctx.error("unsupported protected region (%s)" % kind, block)
 
     def region_body(self, block: Block, handler: Handler, state: State, depth: int) -> Optional[Block]:
-        self.regions.append(Region(handler, self.hmap, depth))
+        self.ctx.regions.append(Region(handler, self.ctx.hmap, depth))
         try:
-            return self.walk(block, None, state, entering=True)
+            return self.walker.walk(block, None, state, entering=True)
         finally:
-            self.regions.pop()
+            self.ctx.regions.pop()
 
     def with_stmt(self, block: Block, handler: Handler, state: State) -> Optional[Block]:
         entered = state.stack[-1] if state.stack else None
         if not isinstance(entered, v.Entered):
-            raise self.error("with body without its context manager", block)
+            raise self.ctx.error("with body without its context manager", block)
         body_state = State(state.stack)
         end = self.region_body(block, handler, body_state, len(state.stack) - 1)
-        suppressed = None if entered.is_async else self.suppressed_end(self.hmap.block(handler))
+        suppressed = None if entered.is_async else self.suppressed_end(self.ctx.hmap.block(handler))
         if suppressed is not None and end is not None and end is not suppressed:
             # A body that ends with ``return CONSTANT`` (or a jump) leaves the region before
             # that statement: it follows the call of ``__exit__`` on the normal path.
             rest = State(body_state.stack)
-            after = self.walk(end, suppressed, rest)
-            if (after is not None and not self.same_place(follow_jumps(after), follow_jumps(suppressed)) and self.regions
-                    and not self.regions[-1].contains(after)):
+            after = self.walker.walk(end, suppressed, rest)
+            if (after is not None and not self.same_place(follow_jumps(after), follow_jumps(suppressed)) and self.ctx.regions
+                    and not self.ctx.regions[-1].contains(after)):
                 # The statement leaves an enclosing with or try too.
                 path = self.exit_path(after)
                 if path is not None:
@@ -164,7 +176,7 @@ class ProtectedStructurer:
         if hblock.last.raw == "END_FINALLY":
             # 3.8: ``END_FINALLY`` goes on with the next instruction when nothing is to be re-raised.
             nxt = hblock.index + 1
-            return self.cfg.blocks[nxt] if nxt < len(self.cfg.blocks) else None
+            return self.ctx.cfg.blocks[nxt] if nxt < len(self.ctx.cfg.blocks) else None
         if hblock.last.op != "POP_JUMP_IF_TRUE" or ops.index("WITH_EXCEPT_START") != len(ops) - 2:
             return None
         block, seen = hblock.jump, 0
@@ -175,8 +187,8 @@ class ProtectedStructurer:
                 i += 1  # drop the exception, its state and the context manager's exit
             if i < len(block.instrs) and block.instrs[i].op != "JUMP":
                 if i:
-                    block = self.cfg.split(block, i)
-                    self.ipdom = postdominators(self.cfg)
+                    block = self.ctx.cfg.split(block, i)
+                    self.ctx.ipdom = postdominators(self.ctx.cfg)
                 return block
             block = block.jump if i < len(block.instrs) else block.fall
         return None
@@ -184,17 +196,17 @@ class ProtectedStructurer:
     def try_stmt(self, block: Block, handler: Handler, state: State) -> Optional[Block]:
         body_state = State(state.stack)
         body_end = self.region_body(block, handler, body_state, len(state.stack))
-        hblock = self.hmap.block(handler)
+        hblock = self.ctx.hmap.block(handler)
         if self.returns_constant(body_end, hblock) and len(body_state.stack) == len(state.stack):
             # ``return <constant>`` ends the body: the compiler leaves the block first (the
             # constant cannot raise), so the return follows the region, before the handler.
             for ins in body_end.instrs:
-                self.sim.step(ins, body_state)
+                self.ctx.sim.step(ins, body_state)
             body_end = None
         entry = State(state.stack[:handler.depth] + v.handler_entry_values(handler.lasti))
         first = 0
         if hblock.instrs[0].op == "PUSH_EXC_INFO":
-            self.sim.step(hblock.instrs[0], entry)
+            self.ctx.sim.step(hblock.instrs[0], entry)
             first = 1
         if first == len(hblock.instrs) and hblock.fall is not None:
             # A handler whose code starts with a nested try: that try's range starts a new block.
@@ -202,15 +214,15 @@ class ProtectedStructurer:
                 return self.finally_stmt(body_state, body_end, hblock, entry, handler, state, hblock.fall, 0)
         elif self.is_finally(hblock, first, entry):
             return self.finally_stmt(body_state, body_end, hblock, entry, handler, state, hblock, first)
-        self.after_try.append(follow_jumps(body_end))
+        self.ctx.after_try.append(follow_jumps(body_end))
         try:
             handlers, ends, states = self.except_clauses(hblock, first, entry, handler.depth)
         finally:
-            self.after_try.pop()
+            self.ctx.after_try.pop()
         reached = [e for e in ends if e is not None]
         after = reached[0] if reached else None
         if any(not self.same_place(e, after) for e in reached):
-            raise self.error("except clauses end in different places", hblock)
+            raise self.ctx.error("except clauses end in different places", hblock)
         orelse: List[ast.stmt] = []
         passed = jump_chain(body_end)
         body_end = passed[-1] if passed else None
@@ -231,7 +243,7 @@ class ProtectedStructurer:
             if st.tail is not None and (after is None or not same_run(after.instrs, st.tail[0].instrs[st.tail[1]:])):
                 # Not the code after the try: the clause's own last statements.
                 rest = State(st.stack)
-                self.walk(st.tail[0], None, rest, st.tail[1])
+                self.walker.walk(st.tail[0], None, rest, st.tail[1])
                 handler_node.body = [s for s in handler_node.body if not isinstance(s, ast.Pass)] + rest.stmts
         if after is None and body_end is not None and not versions.COPIES_EXITS:
             after = self.dead_clause_exit(hblock, body_end)
@@ -241,9 +253,9 @@ class ProtectedStructurer:
             pass  # the body jumps on through where the clauses go on: no else clause
         elif body_end is not None and not self.same_place(body_end, after):
             else_state = State(state.stack)
-            end = self.walk(body_end, after, else_state)
+            end = self.walker.walk(body_end, after, else_state)
             if end is not None and not self.same_place(follow_jumps(end), follow_jumps(after)):
-                raise self.error("else clause ends elsewhere", body_end)
+                raise self.ctx.error("else clause ends elsewhere", body_end)
             orelse = else_state.stmts
         if (not orelse and len(body_state.stmts) > 1 and isinstance(body_state.stmts[-1], ast.Break)
                 and self.dead_else_break(hblock)):
@@ -269,8 +281,8 @@ class ProtectedStructurer:
         if last is None:
             return None
         targets = set()
-        for block in self.cfg.blocks[hblock.index + 1:last.index]:
-            if block in self.cfg.dom or [ins.op for ins in block.instrs] != ["POP_EXCEPT", "JUMP"]:
+        for block in self.ctx.cfg.blocks[hblock.index + 1:last.index]:
+            if block in self.ctx.cfg.dom or [ins.op for ins in block.instrs] != ["POP_EXCEPT", "JUMP"]:
                 continue
             targets.add(block.jump)
         if len(targets) != 1:
@@ -300,9 +312,9 @@ class ProtectedStructurer:
         block = self.no_match(hblock)
         if block is None or block.last.raw != "END_FINALLY":
             return None
-        if block.index + 1 >= len(self.cfg.blocks):
+        if block.index + 1 >= len(self.ctx.cfg.blocks):
             return None
-        after = self.cfg.blocks[block.index + 1]
+        after = self.ctx.cfg.blocks[block.index + 1]
         if after.last.op == "JUMP" and (len(after.instrs) == 1 or after.last.raw == "BEGIN_FINALLY"):
             return None  # a jump on, or the copy of an enclosing finally body: nothing follows in the body
         return after
@@ -316,18 +328,18 @@ class ProtectedStructurer:
         block, seen = hblock, 0
         while block is not None and block.last.op == "POP_JUMP_IF_FALSE" and seen < 50:
             block, seen = block.jump, seen + 1  # the next except clause's type test
-        if block is None or block.last.raw != "END_FINALLY" or block.index + 1 >= len(self.cfg.blocks):
+        if block is None or block.last.raw != "END_FINALLY" or block.index + 1 >= len(self.ctx.cfg.blocks):
             return False
-        dead = self.cfg.blocks[block.index + 1]
+        dead = self.ctx.cfg.blocks[block.index + 1]
         return (not dead.preds and len(dead.instrs) == 1 and dead.last.op == "JUMP"
-                and isinstance(self.loop_control(dead.jump, None), ast.Break))
+                and isinstance(self.loop_builder.loop_control(dead.jump, None), ast.Break))
 
     def leaves_region(self, after: Optional[Block], body_end: Optional[Block]) -> bool:
         """Whether except clauses that go on at ``after`` leave the enclosing with, the body not."""
-        if after is None or body_end is None or not self.regions or self.same_place(after, body_end):
+        if after is None or body_end is None or not self.ctx.regions or self.same_place(after, body_end):
             return False
-        region = self.regions[-1]
-        if self.hmap.kind(region.handler) != WITH or region.contains(after) or not region.contains(body_end):
+        region = self.ctx.regions[-1]
+        if self.ctx.hmap.kind(region.handler) != WITH or region.contains(after) or not region.contains(body_end):
             return False  # leaving a try needs no code on 3.11+: no sign of a statement there
         seen, work = set(), [body_end]
         while work:  # an else clause that goes on where the clauses go: they fall off the try
@@ -350,13 +362,13 @@ class ProtectedStructurer:
         steps = 0
         while block is not None and steps < 20:
             steps += 1
-            if block in self.cfg.finally_copies:
-                block = self.cfg.finally_after[block]
+            if block in self.ctx.cfg.finally_copies:
+                block = self.ctx.cfg.finally_after[block]
                 continue
             if self.new_handler(block) is not None:
                 return None  # the code goes on into another try or with statement
             path.append(block)
-            if self.loops and self.loop_control(block, None) is not None:
+            if self.ctx.loops and self.loop_builder.loop_control(block, None) is not None:
                 return path
             last = block.last
             if last.op in ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE"):
@@ -372,14 +384,14 @@ class ProtectedStructurer:
     def finish_exit(self, path: List[Block], state: State) -> None:
         """Emit the code of an exit path (see `exit_path`)."""
         for block in path:
-            control = self.loop_control(block, None) if self.loops else None
+            control = self.loop_builder.loop_control(block, None) if self.ctx.loops else None
             if control is not None:
                 state.stmts.append(control)
                 return None
             for ins in block.instrs[:-1]:
-                self.sim.step(ins, state)
+                self.ctx.sim.step(ins, state)
             if block.last.op != "JUMP":
-                self.sim.step(block.last, state)
+                self.ctx.sim.step(block.last, state)
         return None
 
     def finish_return(self, end: Optional[Block], state: State, depth: int) -> Optional[Block]:
@@ -398,28 +410,28 @@ class ProtectedStructurer:
                                    or (value is not None and any(x is value for x in state.stack))) \
                 and seen < 10:
             seen += 1
-            if end in self.cfg.finally_copies:  # the finally body runs before the return: skip it
-                end = self.cfg.finally_after[end]
+            if end in self.ctx.cfg.finally_copies:  # the finally body runs before the return: skip it
+                end = self.ctx.cfg.finally_after[end]
                 continue
             i = 0
             while i < len(end.instrs) - 1:
-                self.sim.step(end.instrs[i], state)
+                self.ctx.sim.step(end.instrs[i], state)
                 i += 1
                 if end.instrs[i - 1].op == "POP_EXCEPT":  # leaving ``except E as name``: its clean-up
                     i = self.name_cleanup(end.instrs, i, state)
             last = end.last
             if last.op in ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE"):
-                self.sim.step(last, state)
+                self.ctx.sim.step(last, state)
                 return None
             if last.op == "JUMP":
                 end = end.jump
             elif last.op in JUMPS:
-                raise self.error("protected region ends in a branch with values on the stack", end)
+                raise self.ctx.error("protected region ends in a branch with values on the stack", end)
             else:
-                self.sim.step(last, state)
+                self.ctx.sim.step(last, state)
                 end = end.fall
         if end is not None and len(state.stack) != depth:
-            raise self.error("protected region leaves the stack changed", end)
+            raise self.ctx.error("protected region leaves the stack changed", end)
         return end
 
     def same_place(self, a: Optional[Block], b: Optional[Block]) -> bool:
@@ -429,12 +441,12 @@ class ProtectedStructurer:
         if a is not None and b is not None and a.succs() == b.succs() and same_run(a.instrs, b.instrs) \
                 and same_handling(a, b):
             return True  # 3.12+ copies small blocks (``POP_EXCEPT; JUMP``) into each predecessor
-        copies = self.cfg.finally_copies
+        copies = self.ctx.cfg.finally_copies
         if not (a in copies and b in copies and copies[a] is copies[b]):
             return False
         # Copies of one finally body on two paths that go on differently (``return True``
         # after one) are not one place.
-        after_a, after_b = self.cfg.finally_after[a], self.cfg.finally_after[b]
+        after_a, after_b = self.ctx.cfg.finally_after[a], self.ctx.cfg.finally_after[b]
         return after_a is after_b or same_exit(after_a, after_b)
 
     def shared_tail(self, start: Optional[Block], tail) -> Optional[Block]:
@@ -444,11 +456,11 @@ class ProtectedStructurer:
         if block is not None:
             n = len(block.instrs)
             if n > len(copied):
-                block = self.cfg.split(block, n - len(copied))
-                self.ipdom = postdominators(self.cfg)
+                block = self.ctx.cfg.split(block, n - len(copied))
+                self.ctx.ipdom = postdominators(self.ctx.cfg)
             return block
         if tail is not None:
-            self.resume[tail[0]] = tail[1]
+            self.ctx.resume[tail[0]] = tail[1]
             return tail[0]
         return None
 
@@ -473,21 +485,21 @@ class ProtectedStructurer:
             clause = State([v.Exc(x.kind) if isinstance(x, v.Exc) else x for x in entry.stack])
             if typed:
                 for ins in rest[:-1]:
-                    self.sim.step(ins, clause)
+                    self.ctx.sim.step(ins, clause)
                 match = clause.pop()
                 if not isinstance(match, v.ExcMatch):
-                    raise self.error("except clause without a type test", block)
+                    raise self.ctx.error("except clause without a type test", block)
                 exc_type = match.type
                 start, start_first = block.fall, 0
             else:
                 exc_type = None
                 start, start_first = block, first
             markers = [x for x in clause.stack if isinstance(x, v.Exc)]
-            self.clause_depths.append(depth)
+            self.ctx.clause_depths.append(depth)
             try:
-                end = self.walk(start, None, clause, start_first)
+                end = self.walker.walk(start, None, clause, start_first)
             finally:
-                self.clause_depths.pop()
+                self.ctx.clause_depths.pop()
             names = [m.target.id for m in markers if isinstance(m.target, ast.Name)]
             body = strip_name_cleanup(clause.stmts, names[0] if names else None)
             handlers.append(ast.ExceptHandler(type=exc_type, name=names[0] if names else None,
@@ -502,17 +514,17 @@ class ProtectedStructurer:
                      handler: Handler, state: State, start: Block, first: int) -> Optional[Block]:
         """The ``finally`` whose handler is ``hblock``; its code starts at ``start`` (``first`` on)."""
         final_state = State(entry.stack)
-        self.walk(start, None, final_state, first)
+        self.walker.walk(start, None, final_state, first)
         # A return in the finally body releases the exception first: no statement of the source.
         final = strip_reraise(strip_name_cleanup(final_state.stmts, None))
         if final is None:
-            raise self.error("finally block does not re-raise", hblock)
+            raise self.ctx.error("finally block does not re-raise", hblock)
         after = None
         if body_end is not None:
-            copy = self.cfg.finally_copies.get(body_end)
+            copy = self.ctx.cfg.finally_copies.get(body_end)
             if copy is None or copy is not hblock:
-                raise self.error("finally block not repeated on the normal path", body_end)
-            after = follow_jumps(self.cfg.finally_after.get(body_end))
+                raise self.ctx.error("finally block not repeated on the normal path", body_end)
+            after = follow_jumps(self.ctx.cfg.finally_after.get(body_end))
         body = body_state.stmts
         if len(body) == 1 and isinstance(body[0], ast.Try) and not body[0].finalbody:
             node = body[0]

@@ -13,70 +13,44 @@ source construct produced it:
 * arms meet again at the branch's immediate post-dominator (restricted to the region
   being built); an arm that never reaches it (return, raise, break, continue) ends early.
 
-Loops are built by `loops.py`, try and with statements by `protected.py`, match
-statements by `patterns.py`; all are mixins of `Structurer` and share its walker.
+`Structurer` is the walker. Loops are built by `loops.LoopBuilder`, try and with
+statements by `protected.ProtectedBuilder`, match statements by `patterns.MatchBuilder`:
+parts that share only the walker and a `context.StructureContext` (the pass's inputs,
+what is derived from them once, and the stacks of the constructs being built).
 """
 import ast
 import copy
 from types import CodeType
 from typing import Dict, List, Optional
 
-from framescope.decompiler.graph.cfg import CFG, Block, postdominators
-from framescope.decompiler.structure.conditions import Cond, Probe, boolop, collect_condition, negate
-from framescope.decompiler.simulate import values as v
-from framescope.decompiler.graph.handlers import HandlerMap
-from framescope.decompiler.structure.loops import Loop, LoopStructurer
+from framescope.decompiler.graph.cfg import CFG, Block
 from framescope.decompiler.graph.normalize import same_run
-from framescope.decompiler.structure.patterns import MATCH_STARTS, MatchStructurer
-from framescope.decompiler.structure.protected import ProtectedStructurer, Region, follow_jumps, jump_chain
+from framescope.decompiler.simulate import values as v
 from framescope.decompiler.simulate.sametree import same_tree
 from framescope.decompiler.simulate.simulator import ExceptEnd, Simulator, State
+from framescope.decompiler.structure.conditions import Cond, boolop, collect_condition, negate
+from framescope.decompiler.structure.context import StructureContext
+from framescope.decompiler.structure.loops import Loop, LoopBuilder
+from framescope.decompiler.structure.patterns import MATCH_STARTS, MatchBuilder
+from framescope.decompiler.structure.protected import ProtectedBuilder, follow_jumps, jump_chain
 from framescope.errors import DecompilationError
 
-
-
-class Structurer(LoopStructurer, ProtectedStructurer, MatchStructurer):
-    """Build the statement list of one code object."""
+class Structurer:
+    """Build the statement list of one code object: the walk over its blocks."""
 
     def __init__(self, code: CodeType, cfg: CFG, sim: Simulator) -> None:
-        self.code = code
-        self.cfg = cfg
-        self.sim = sim
-        self.loops: List[Loop] = []
-        #: Innermost last: protected regions (try and with bodies) being built.
-        self.regions: List["Region"] = []
-        self.hmap = HandlerMap(cfg)
-        #: Blocks to be entered part-way: block → index of the first instruction to run.
-        self.resume: Dict[Block, int] = {}
-        #: Test blocks already probed from the test before them (`conditions.Probe`).
-        self.probed: Dict[Block, Probe] = {}
-        #: For the try statements whose clauses are being built: where their body goes on.
-        self.after_try: List[Optional[Block]] = []
-        #: For the except clauses being built: the stack depth once a clause released its exception.
-        self.clause_depths: List[int] = []
+        self.ctx = StructureContext(code, cfg, sim)
+        self.loop_builder = LoopBuilder(self.ctx, self)
+        self.protected_builder = ProtectedBuilder(self.ctx, self, self.loop_builder)
+        self.match_builder = MatchBuilder(self.ctx, self)
         self.steps = 0
         #: Bound on blocks visited: structuring visits each block a few times at most.
         self.max_steps = 50 * len(cfg.blocks) + 1000
-        self.ipdom = postdominators(cfg)
-        self.back_edges: Dict[Block, List[Block]] = {}
-        for block in cfg.blocks:
-            for succ in block.succs():
-                if cfg.dom.dominates(succ, block):
-                    self.back_edges.setdefault(succ, []).append(block)
-        for block in cfg.blocks:
-            if block.instrs[0].op == "FOR_ITER" and len(block.instrs) == 1 and block not in self.back_edges:
-                # A ``for`` whose body always returns or breaks never loops back; it is a loop all the same.
-                self.back_edges[block] = []
-
-    def error(self, reason: str, block: Optional[Block] = None) -> DecompilationError:
-        ins = block.last if block is not None else None
-        return DecompilationError(reason, code_name=self.code.co_name,
-                                  offset=ins.offset if ins else None, opname=(ins.raw or ins.op) if ins else None)
 
     # -- entry point -------------------------------------------------------------------------------
     def body(self, state: Optional[State] = None) -> List[ast.stmt]:
         state = state or State()
-        self.walk(self.cfg.entry, None, state)
+        self.walk(self.ctx.cfg.entry, None, state)
         return state.stmts
 
     # -- sequences ---------------------------------------------------------------------------------
@@ -92,35 +66,35 @@ class Structurer(LoopStructurer, ProtectedStructurer, MatchStructurer):
         while block is not None and (block is not stop or entering):
             self.steps += 1
             if self.steps > self.max_steps:
-                raise self.error("control flow too irregular", block)
+                raise self.ctx.error("control flow too irregular", block)
             if state.ended:  # an except clause ended (POP_EXCEPT): what follows is after the try
                 return self.after_clause(block, state)
-            loop_jump = None if entering else self.loop_control(block, stop)
+            loop_jump = None if entering else self.loop_builder.loop_control(block, stop)
             entering = False
             if loop_jump is not None:
                 state.stmts.append(loop_jump)
                 return None
-            if any(loop.header is block for loop in self.loops[:-1]):
+            if any(loop.header is block for loop in self.ctx.loops[:-1]):
                 # No statement jumps from an inner loop to the start of an outer one: the
                 # inner loop's exits were misread, and walking on would go round forever.
-                raise self.error("jump out of a loop to an outer loop's start", block)
-            if self.regions and not self.regions[-1].contains(block):
-                if len(state.stack) > self.regions[-1].depth:
-                    return self.finish_return(block, state, self.regions[-1].depth)
+                raise self.ctx.error("jump out of a loop to an outer loop's start", block)
+            if self.ctx.regions and not self.ctx.regions[-1].contains(block):
+                if len(state.stack) > self.ctx.regions[-1].depth:
+                    return self.protected_builder.finish_return(block, state, self.ctx.regions[-1].depth)
                 return block
             if not first:
-                outer = self.new_handler(block)
-                is_header = block in self.back_edges and not any(loop.header is block for loop in self.loops)
-                if outer is not None and not (is_header and self.loop_encloses(block, outer)):
-                    block = self.protected(block, outer, state)
+                outer = self.protected_builder.new_handler(block)
+                is_header = block in self.ctx.back_edges and not any(loop.header is block for loop in self.ctx.loops)
+                if outer is not None and not (is_header and self.protected_builder.loop_encloses(block, outer)):
+                    block = self.protected_builder.protected(block, outer, state)
                     continue
                 if is_header:
-                    block = self.loop(block, state)
+                    block = self.loop_builder.loop(block, state)
                     continue
             instrs = block.instrs
-            i = first or self.resume.pop(block, 0)
+            i = first or self.ctx.resume.pop(block, 0)
             first = 0
-            probed = self.probed.pop(block, None) if not i and self.probed else None
+            probed = self.ctx.probed.pop(block, None) if not i and self.ctx.probed else None
             if probed is not None and probed.fits(state.stack):
                 # A test of a chain the condition before it already probed: take what it found.
                 state.stack[:] = probed.stack
@@ -128,18 +102,18 @@ class Structurer(LoopStructurer, ProtectedStructurer, MatchStructurer):
                 continue
             matched = None
             while i < len(instrs) - 1:
-                if instrs[i].op == "POP_TOP" and self.is_break_copy(block, i, state):
+                if instrs[i].op == "POP_TOP" and self.loop_builder.is_break_copy(block, i, state):
                     state.stmts.append(ast.Break())
                     return None
                 if instrs[i].op in MATCH_STARTS:
-                    matched = self.match_statement(block, i, state, stop)
+                    matched = self.match_builder.match_statement(block, i, state, stop)
                     if matched is not None:
                         break
-                self.sim.step(instrs[i], state)
+                self.ctx.sim.step(instrs[i], state)
                 i += 1
                 if state.ended and state.tail is None:
-                    i = self.name_cleanup(instrs, i, state)
-                    if (i < len(instrs) - 1 or is_bare_raise(instrs[i:])) and self.repeats_after(instrs[i:]):
+                    i = self.protected_builder.name_cleanup(instrs, i, state)
+                    if (i < len(instrs) - 1 or is_bare_raise(instrs[i:])) and self.protected_builder.repeats_after(instrs[i:]):
                         # The clause is over but the block goes on with a copy of the code
                         # after the try statement.
                         state.tail = (block, i)
@@ -157,7 +131,7 @@ class Structurer(LoopStructurer, ProtectedStructurer, MatchStructurer):
         """Run a block's last instruction (``i``: where its others stopped); the block the
         walk goes on at, None when control ended."""
         last = block.last
-        if last.op == "POP_TOP" and self.is_break_copy(block, len(block.instrs) - 1, state):
+        if last.op == "POP_TOP" and self.loop_builder.is_break_copy(block, len(block.instrs) - 1, state):
             state.stmts.append(ast.Break())
             return None
         if last.is_cond_jump():
@@ -165,35 +139,35 @@ class Structurer(LoopStructurer, ProtectedStructurer, MatchStructurer):
         if last.op == "JUMP":
             return block.jump
         if last.op == "FOR_ITER":
-            raise self.error("for loop without a back edge", block)
+            raise self.ctx.error("for loop without a back edge", block)
         if last.op in ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE"):
-            self.sim.step(last, state)
+            self.ctx.sim.step(last, state)
             return None
         if i < len(block.instrs):  # not already run as the end of an except clause's clean-up
-            self.sim.step(last, state)
+            self.ctx.sim.step(last, state)
         return block.fall
 
     def after_clause(self, block: Block, state: State) -> Optional[Block]:
         """Where the walk goes once an except clause ended (its POP_EXCEPT ran): what follows
         is after the try statement, unless the clause leaves by return, break or continue."""
-        depth = self.clause_depths[-1] if self.clause_depths else 0
+        depth = self.ctx.clause_depths[-1] if self.ctx.clause_depths else 0
         if len(state.stack) > depth:  # a return leaving the clause
-            return self.finish_return(block, state, depth)
-        loop_jump = self.loop_control(block, None)
+            return self.protected_builder.finish_return(block, state, depth)
+        loop_jump = self.loop_builder.loop_control(block, None)
         if loop_jump is not None and not self.released_after_reset(state):
             state.stmts.append(loop_jump)
             return None
         if block.instrs[0].op == "POP_EXCEPT" and block.last.op == "JUMP" and releases(block.instrs[:-1]):
             # ``continue``/``break`` from nested except clauses releases the outer one too.
-            loop_jump = self.loop_control(block.jump, None)
+            loop_jump = self.loop_builder.loop_control(block.jump, None)
             if loop_jump is not None:
                 state.stmts.append(loop_jump)
                 return None
         if (block.instrs[0].op == "POP_EXCEPT" and block.last.op in ("RETURN_VALUE", "RAISE_VARARGS")
-                and not (self.after_try and self.same_place(block, self.after_try[-1]))):
+                and not (self.ctx.after_try and self.protected_builder.same_place(block, self.ctx.after_try[-1]))):
             # A return from nested except clauses releases each one's exception in turn.
             for ins in block.instrs:
-                self.sim.step(ins, state)
+                self.ctx.sim.step(ins, state)
             return None
         return block
 
@@ -216,8 +190,8 @@ class Structurer(LoopStructurer, ProtectedStructurer, MatchStructurer):
     def branch(self, block: Block, stop: Optional[Block], state: State,
                cond: Optional[Cond] = None) -> Optional[Block]:
         if cond is None:
-            cond = collect_condition(self, block, state)
-        matched = self.guarded_match(cond, state, stop) if MATCH_STARTS else None
+            cond = collect_condition(self.ctx, block, state)
+        matched = self.match_builder.guarded_match(cond, state, stop) if MATCH_STARTS else None
         if matched is not None:
             return matched[0]
         join = self.join(cond, stop)
@@ -238,7 +212,7 @@ class Structurer(LoopStructurer, ProtectedStructurer, MatchStructurer):
         if shared is not None:
             block, index, true_value, false_value = shared
             state.stack.append(self.value_join(cond, true_value, false_value))
-            self.resume[block] = index
+            self.ctx.resume[block] = index
             return block
         true_state, false_state = cond.true_state, cond.false_state
         true_end = self.walk(cond.true_block, join, true_state)
@@ -281,13 +255,13 @@ class Structurer(LoopStructurer, ProtectedStructurer, MatchStructurer):
         if true_end is not None and false_end is not None and len(true_state.stack) != len(false_state.stack):
             # An arm that popped its loop's iterator before leaving a protected region goes on to
             # a return: the rest of the return runs after the region's end.
-            true_path, false_path = self.exit_path(true_end), self.exit_path(false_end)
-            if self.regions and len(true_state.stack) < len(false_state.stack) and ends_function(true_path):
-                true_end = self.finish_exit(true_path, true_state)
-            elif self.regions and len(false_state.stack) < len(true_state.stack) and ends_function(false_path):
-                false_end = self.finish_exit(false_path, false_state)
+            true_path, false_path = self.protected_builder.exit_path(true_end), self.protected_builder.exit_path(false_end)
+            if self.ctx.regions and len(true_state.stack) < len(false_state.stack) and ends_function(true_path):
+                true_end = self.protected_builder.finish_exit(true_path, true_state)
+            elif self.ctx.regions and len(false_state.stack) < len(true_state.stack) and ends_function(false_path):
+                false_end = self.protected_builder.finish_exit(false_path, false_state)
             else:
-                raise self.error("branches leave different stacks", block)
+                raise self.ctx.error("branches leave different stacks", block)
         return true_end, false_end
 
     def one_place(self, true_end: Optional[Block],
@@ -299,10 +273,10 @@ class Structurer(LoopStructurer, ProtectedStructurer, MatchStructurer):
                 true_end = false_end
             elif true_end in jump_chain(false_end):
                 false_end = true_end
-        if true_end is not None and false_end is not None and self.same_place(true_end, false_end):
+        if true_end is not None and false_end is not None and self.protected_builder.same_place(true_end, false_end):
             false_end = true_end  # two copies of one block (3.10+ copies small exits)
-        if (true_end is not None and false_end is not None and true_end is not false_end and self.regions
-                and not self.regions[-1].contains(true_end) and not self.regions[-1].contains(false_end)
+        if (true_end is not None and false_end is not None and true_end is not false_end and self.ctx.regions
+                and not self.ctx.regions[-1].contains(true_end) and not self.ctx.regions[-1].contains(false_end)
                 and follow_jumps(true_end) is follow_jumps(false_end)):
             # Both leave the protected region for one place, one through a lone jump.
             true_end = false_end = follow_jumps(true_end)
@@ -313,16 +287,16 @@ class Structurer(LoopStructurer, ProtectedStructurer, MatchStructurer):
         if true_end is not None and false_end is not None and true_end is not false_end:
             # Leaving a protected region: an arm that goes straight on to a return, raise,
             # break or continue is that statement, run after the region's clean-up code.
-            true_path, false_path = self.exit_path(true_end), self.exit_path(false_end)
-            if true_path is not None and false_path is not None and self.regions \
-                    and self.regions[-1].contains(true_end) and not self.regions[-1].contains(false_end):
+            true_path, false_path = self.protected_builder.exit_path(true_end), self.protected_builder.exit_path(false_end)
+            if true_path is not None and false_path is not None and self.ctx.regions \
+                    and self.ctx.regions[-1].contains(true_end) and not self.ctx.regions[-1].contains(false_end):
                 true_path = None  # only the other arm leaves the region: that one is the exit
             if true_path is not None:
-                true_end = self.finish_exit(true_path, true_state)
+                true_end = self.protected_builder.finish_exit(true_path, true_state)
             elif false_path is not None:
-                false_end = self.finish_exit(false_path, false_state)
+                false_end = self.protected_builder.finish_exit(false_path, false_state)
             if true_end is not None and false_end is not None and true_end is not false_end:
-                raise self.error("branches end in different places", block)
+                raise self.ctx.error("branches end in different places", block)
         return true_end, false_end
 
     def if_statement(self, cond: Cond, state: State, true_end: Optional[Block],
@@ -379,7 +353,7 @@ class Structurer(LoopStructurer, ProtectedStructurer, MatchStructurer):
             state.stack[:] = true_state.stack
             state.ended = state.ended or true_state.ended
             return true_end
-        if (self.loops and true_end is self.loops[-1].header and false_end is true_end
+        if (self.ctx.loops and true_end is self.ctx.loops[-1].header and false_end is true_end
                 and bool(body) != bool(orelse) and is_substantial(body or orelse)):
             # One arm goes straight back to the loop: a guard clause reads better.
             guard = test if not body else negate(test)
@@ -428,7 +402,7 @@ class Structurer(LoopStructurer, ProtectedStructurer, MatchStructurer):
         found = {0: list(probe.stack)} if len(probe.stack) == base + 1 else {}
         try:
             for index, ins in enumerate(block.instrs[:-1]):
-                self.sim.step(ins, probe)
+                self.ctx.sim.step(ins, probe)
                 if probe.stmts or len(probe.stack) < base:
                     break
                 if len(probe.stack) == base + 1:
@@ -468,7 +442,7 @@ class Structurer(LoopStructurer, ProtectedStructurer, MatchStructurer):
 
     def value_join(self, cond: Cond, true_value, false_value) -> ast.expr:
         """The single value two arms push: ``a or b``, ``a and b`` or ``x if c else y``."""
-        sim = self.sim
+        sim = self.ctx.sim
         if cond.true_kept and true_value is cond.expr:
             return merge_boolop(ast.Or(), cond.expr, sim.expr(false_value))
         if cond.false_kept and false_value is cond.expr:
@@ -477,16 +451,16 @@ class Structurer(LoopStructurer, ProtectedStructurer, MatchStructurer):
 
     def join(self, cond: Cond, stop: Optional[Block]) -> Optional[Block]:
         """Where the two arms of a branch meet, within the current region."""
-        join = self.ipdom.get(cond.head)
-        if self.loops and (join is None or join is self.loops[-1].header):
+        join = self.ctx.ipdom.get(cond.head)
+        if self.ctx.loops and (join is None or join is self.ctx.loops[-1].header):
             join = self.meeting_in_loop(cond, stop) or join
-        if join is None and not self.loops and not self.regions:
+        if join is None and not self.ctx.loops and not self.ctx.regions:
             join = self.meeting(cond, stop)
         if join is None:
             return stop
-        if self.loops and join not in self.loops[-1].body:
+        if self.ctx.loops and join not in self.ctx.loops[-1].body:
             return stop
-        if self.regions and not self.regions[-1].contains(join):
+        if self.ctx.regions and not self.ctx.regions[-1].contains(join):
             return stop
         if stop is not None and join.index > stop.index and join is not stop and stop.index > cond.head.index:
             return stop
@@ -514,7 +488,7 @@ class Structurer(LoopStructurer, ProtectedStructurer, MatchStructurer):
         ``return`` only on some paths still meet where the code after the ``if`` starts:
         the first block both reach.  Inside an arm, ``stop`` is where that arm ends.
         """
-        loop = self.loops[-1]
+        loop = self.ctx.loops[-1]
         inner = stop if stop is not None and stop is not loop.header and stop in loop.body else None
         if cond.true_block is not None and cond.false_block is not None:
             common = reachable(cond.true_block, loop, inner) & reachable(cond.false_block, loop, inner)
