@@ -10,6 +10,7 @@ import inspect
 from types import CodeType
 from typing import Any, Callable, Dict, List, Optional
 
+from framescope.decompiler.simulate import marks
 from framescope.decompiler.simulate import values as v
 from framescope.decompiler.graph.cfg import CFG
 from framescope.decompiler.graph.normalize import normalize
@@ -137,7 +138,7 @@ def nested(func: v.Function, target: Any = None, iterator: Optional[v.Iterator] 
     if iterator is not None:
         node = comprehension(code, body_of(code), iterator.source)
         if code.co_flags & inspect.CO_COROUTINE and code.co_name != "<genexpr>":
-            node._framescope_async = True  # the call's await belongs to the comprehension
+            marks.mark(node, marks.ASYNC)  # the call's await belongs to the comprehension
         return node
     if code.co_name == "<lambda>":
         if target is not None:

@@ -35,6 +35,7 @@ import inspect
 from types import CodeType, FunctionType
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
+from framescope.decompiler.simulate import marks
 from framescope.decompiler.simulate import values as v
 from framescope.decompiler.function import guarded, nested
 from framescope.decompiler.frontend.instructions import POP_JUMPS, Handler, Instr
@@ -156,7 +157,7 @@ def is_pure(node: Any, frozen: Set[str] = frozenset()) -> bool:
         base = node.value
         return isinstance(base, ast.Name) and base.id in frozen and isinstance(node.slice, ast.Constant)
     if isinstance(node, ast.Starred):
-        return getattr(node, "_framescope_fixed", False)  # ``*t`` of a temporary nobody changes
+        return marks.marked(node, marks.FIXED)  # ``*t`` of a temporary nobody changes
     return False
 
 
@@ -345,7 +346,7 @@ class MachineSimulator(Simulator):
             # as ``*temporary``. The list itself keeps waiting.
             node = ast.List(elts=[value], ctx=ast.Load())
             result = ast.Starred(value=result, ctx=ast.Load())
-            result._framescope_fixed = True
+            marks.mark(result, marks.FIXED)
         else:
             node = self.expr(value)
         state.stmts.append(assign(ident, node))

@@ -11,6 +11,7 @@ import inspect
 from types import CodeType
 from typing import List
 
+from framescope.decompiler.simulate import marks
 from framescope.decompiler.frontend import versions
 from framescope.decompiler.simulate.expressions import negate
 from framescope.decompiler.simulate.sametree import same_tree
@@ -117,11 +118,11 @@ def as_assert(stmt: ast.stmt) -> ast.stmt:
         if isinstance(exc, AssertionErrorName):
             node = as_assert(ast.If(test=ast.UnaryOp(op=ast.Not(), operand=ast.Constant(value=False)),
                                     body=[stmt], orelse=[]))
-            node._framescope_untested = True  # type: ignore[attr-defined]
+            marks.mark(node, marks.UNTESTED)
             return node
     if not (isinstance(stmt, ast.If) and not stmt.orelse and len(stmt.body) == 1):
         return stmt
-    if getattr(stmt.body[0], "_framescope_untested", False):  # the branch around it is its test
+    if marks.marked(stmt.body[0], marks.UNTESTED):  # the branch around it is its test
         return ast.Assert(test=negate(stmt.test), msg=stmt.body[0].msg)  # type: ignore[attr-defined]
     raise_ = stmt.body[0]
     if not isinstance(raise_, ast.Raise) or raise_.cause is not None:

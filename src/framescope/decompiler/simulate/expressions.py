@@ -14,7 +14,6 @@ def negate(node: ast.expr) -> ast.expr:
         return node.operand
     if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in FLIPPED:
         flipped = ast.Compare(left=node.left, ops=[FLIPPED[type(node.ops[0])]()], comparators=node.comparators)
-        flipped._framescope_none_test = getattr(node, "_framescope_none_test", False)
         return flipped
     if isinstance(node, ast.BoolOp):
         # De Morgan, when it spells fewer ``not``: ``not (x is None or y)`` → ``x is not None and not y``.

@@ -10,6 +10,7 @@ import ast
 from types import CodeType
 from typing import Any, Callable, Dict, List, Optional
 
+from framescope.decompiler.simulate import marks
 from framescope.decompiler.simulate import values as v
 from framescope.decompiler.frontend.instructions import Instr
 from framescope.decompiler.simulate.sametree import same_tree
@@ -183,7 +184,7 @@ class Simulator:
 
     def op_LOAD_COMMON_CONSTANT(self, ins: Instr, state: State) -> None:
         node = name(ins.arg)
-        node._framescope_builtin = True  # 3.14 tests ``f is all`` before inlining ``all(genexpr)``
+        marks.mark(node, marks.BUILTIN)  # 3.14 tests ``f is all`` before inlining ``all(genexpr)``
         state.push(node)
 
     def op_LOAD_ASSERTION_ERROR(self, ins: Instr, state: State) -> None:
@@ -240,7 +241,7 @@ class Simulator:
         if isinstance(value, v.Module):
             self.finish_import(state, value)
             return
-        if getattr(value, "_framescope_copied", False):
+        if marks.marked(value, marks.COPIED):
             return
         node = self.expr(value)
         self.emit(state, ast.Expr(value=node))
@@ -289,8 +290,8 @@ class Simulator:
             state.stack[-1] = v.Chain(value, [as_store(target)])
             return
         top = state.stack[-1] if state.stack else None
-        if (isinstance(top, ast.expr) and isinstance(value, ast.expr) and not hasattr(value, "_framescope_group")
-                and not getattr(top, "_framescope_copied", False)):
+        if (isinstance(top, ast.expr) and isinstance(value, ast.expr) and marks.marked(value, marks.GROUP, None) is None
+                and not marks.marked(top, marks.COPIED)):
             # Another value waits under this one: 3.11+ compiles ``a, b = x, y`` as two
             # loads and two stores in reverse order (no swap).
             state.run.append((as_store(target), value))
@@ -470,7 +471,7 @@ class Simulator:
             raise DecompilationError("stack underflow")
         value = state.stack[-ins.arg]
         if isinstance(value, ast.expr):
-            value._framescope_copied = True  # popping a copy is clean-up, not a statement
+            marks.mark(value, marks.COPIED)  # popping a copy is clean-up, not a statement
         state.push(value)
 
     def op_SWAP(self, ins: Instr, state: State) -> None:
@@ -492,15 +493,15 @@ class Simulator:
         """Values shuffled before their stores: maybe ``a, b = x, y`` (see `regroup`)."""
         if len(values) not in (2, 3) or not all(isinstance(x, ast.expr) for x in values):
             return
-        if any(getattr(x, "_framescope_copied", False) or hasattr(x, "_framescope_group") for x in values):
+        if any(marks.marked(x, marks.COPIED) or marks.marked(x, marks.GROUP, None) is not None for x in values):
             return
         group = TupleGroup(list(values))
         for value in values:
-            value._framescope_group = group
+            marks.mark(value, marks.GROUP, group)
 
     def regroup(self, state: State, value: Any, stmt: ast.Assign) -> None:
         """Once every value of a shuffled group is stored, write the stores as one tuple assignment."""
-        group = getattr(value, "_framescope_group", None)
+        group = marks.marked(value, marks.GROUP, None)
         if group is None:
             return
         group.stores.append((value, stmt))
@@ -825,7 +826,7 @@ class Simulator:
     def op_YIELD_FROM(self, ins: Instr, state: State) -> None:
         state.pop()  # the value sent first (None)
         source = state.pop()
-        if isinstance(source, (ast.Await, v.Entered, v.ExitResult)) or getattr(source, "_framescope_async", False):
+        if isinstance(source, (ast.Await, v.Entered, v.ExitResult)) or marks.marked(source, marks.ASYNC):
             state.push(source)
         elif isinstance(source, v.Iterator):
             state.push(ast.YieldFrom(value=source.source))
@@ -846,7 +847,7 @@ class Simulator:
 
     def op_GET_AWAITABLE(self, ins: Instr, state: State) -> None:
         value = state.pop()
-        if isinstance(value, (v.Entered, v.ExitResult)) or getattr(value, "_framescope_async", False):
+        if isinstance(value, (v.Entered, v.ExitResult)) or marks.marked(value, marks.ASYNC):
             state.push(value)  # awaited by ``async with`` / an async comprehension itself
             return
         state.push(ast.Await(value=self.expr(value)))
@@ -875,7 +876,7 @@ class Simulator:
 
     def op_RERAISE(self, ins: Instr, state: State) -> None:
         node = ast.Raise(exc=None, cause=None)
-        node._framescope_reraise = True  # the end of a finally body, not a ``raise`` of the source
+        marks.mark(node, marks.RERAISE)  # the end of a finally body, not a ``raise`` of the source
         self.emit(state, node)
 
     def op_SETUP_FINALLY(self, ins: Instr, state: State) -> None:

@@ -124,7 +124,6 @@ def simple_condition(ctx: "StructureContext", block: Block, state: State) -> Con
     if op in ("POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE"):
         test = ast.Is() if op == "POP_JUMP_IF_NONE" else ast.IsNot()
         value = ast.Compare(left=value, ops=[test], comparators=[ast.Constant(value=None)])
-        value._framescope_none_test = True  # its negation is the opposite test, not ``not``
     jump_state = State(state.stack)
     fall_state = State(state.stack)
     if copied:

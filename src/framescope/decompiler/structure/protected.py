@@ -8,6 +8,7 @@ the handler, its copies on the normal paths being skipped (`normalize.py` marks 
 import ast
 from typing import TYPE_CHECKING, List, Optional
 
+from framescope.decompiler.simulate import marks
 from framescope.decompiler.simulate import values as v
 from framescope.decompiler.frontend import versions
 from framescope.decompiler.graph.cfg import Block, natural_loop, postdominators
@@ -565,7 +566,7 @@ def strip_reraise(body: List[ast.stmt]) -> Optional[List[ast.stmt]]:
     if not body:
         return None
     last = body[-1]
-    if isinstance(last, (ast.Raise, ast.Return)) and not getattr(last, "_framescope_reraise", False):
+    if isinstance(last, (ast.Raise, ast.Return)) and not marks.marked(last, marks.RERAISE):
         return body  # the finally body never completes (its re-raise is unreachable)
     if isinstance(last, ast.Raise) and last.exc is None:
         body = body[:-1]

@@ -23,6 +23,7 @@ import copy
 from types import CodeType
 from typing import Dict, List, Optional
 
+from framescope.decompiler.simulate import marks
 from framescope.decompiler.graph.cfg import CFG, Block
 from framescope.decompiler.graph.normalize import same_run
 from framescope.decompiler.simulate import values as v
@@ -605,7 +606,7 @@ def same_value(x, y) -> bool:
 
 def is_builtin_check(test: ast.expr) -> bool:
     return (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Is)
-            and getattr(test.comparators[0], "_framescope_builtin", False))
+            and marks.marked(test.comparators[0], marks.BUILTIN))
 
 
 def laid_out_first(a: Optional[Block], b: Optional[Block]) -> bool:

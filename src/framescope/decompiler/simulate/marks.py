@@ -1,0 +1,46 @@
+"""Facts a pass leaves on an AST node for a later pass: the one declared side channel.
+
+A node built by the simulator sometimes carries something its fields cannot say: that it
+is a copy another instruction still holds, that it is one of values shuffled before
+their stores, ... Each such fact is declared here, with who writes and who reads it, and
+is read and written only through `mark` and `marked`. The marks live in the node's one
+``_framescope_marks`` attribute, so a deep copy of a node keeps them (as a copy of its
+fields would); `mark` replaces that dictionary rather than changing it, so a shallow copy
+never shares a later mark with its original.
+"""
+import ast
+from typing import Any
+
+_ATTRIBUTE = "_framescope_marks"
+
+#: Written by the simulator on a value ``COPY`` duplicated; popping such a value is clean-up,
+#: not an expression statement, and its store is not part of a shuffled tuple assignment.
+COPIED = "copied"
+#: Written by the simulator on values ``SWAP``/``ROT`` shuffled (value: their `TupleGroup`);
+#: once each is stored, the stores are one tuple assignment ``a, b = x, y``.
+GROUP = "group"
+#: Written by the simulator on ``LOAD_COMMON_CONSTANT``'s name: 3.14 tests ``f is all``
+#: before inlining ``all(genexpr)``; the structurer drops that test.
+BUILTIN = "builtin"
+#: Written by the simulator on ``RERAISE``'s ``raise``: the end of a finally body, not a
+#: ``raise`` of the source (read by the try-statement builder).
+RERAISE = "reraise"
+#: Written by `function.py` on an async comprehension's call: its await belongs to the
+#: comprehension (read by the simulator's ``GET_AWAITABLE``/``YIELD_FROM``).
+ASYNC = "async"
+#: Written by emit/cleanup on an ``assert False, msg`` whose test the compiler dropped.
+UNTESTED = "untested"
+#: Written by the machine decompiler on ``*t`` of a temporary nobody changes.
+FIXED = "fixed"
+
+
+def mark(node: ast.AST, name: str, value: Any = True) -> None:
+    """Leave the fact ``name`` (one of this module's constants) on ``node``."""
+    marks = dict(getattr(node, _ATTRIBUTE, {}))
+    marks[name] = value
+    setattr(node, _ATTRIBUTE, marks)
+
+
+def marked(node: Any, name: str, default: Any = False) -> Any:
+    """The fact ``name`` left on ``node`` (``default`` when none was; ``node`` may be any value)."""
+    return getattr(node, _ATTRIBUTE, {}).get(name, default)
