@@ -6,7 +6,7 @@ blocks end.  Except clauses are read from the handler's code; a ``finally`` body
 the handler, its copies on the normal paths being skipped (`normalize.py` marks them).
 """
 import ast
-from typing import TYPE_CHECKING, List, Optional
+from typing import TYPE_CHECKING, List, Optional, Tuple
 
 from framescope.decompiler.simulate import marks
 from framescope.decompiler.simulate import values as v
@@ -196,37 +196,67 @@ class ProtectedBuilder:
 
     def try_stmt(self, block: Block, handler: Handler, state: State) -> Optional[Block]:
         body_state = State(state.stack)
-        body_end = self.region_body(block, handler, body_state, len(state.stack))
+        body_end = self.try_body(block, handler, body_state, len(state.stack))
         hblock = self.ctx.hmap.block(handler)
-        if self.returns_constant(body_end, hblock) and len(body_state.stack) == len(state.stack):
-            # ``return <constant>`` ends the body: the compiler leaves the block first (the
-            # constant cannot raise), so the return follows the region, before the handler.
-            for ins in body_end.instrs:
-                self.ctx.sim.step(ins, body_state)
-            body_end = None
-        entry = State(state.stack[:handler.depth] + v.handler_entry_values(handler.lasti))
-        first = 0
-        if hblock.instrs[0].op == "PUSH_EXC_INFO":
-            self.ctx.sim.step(hblock.instrs[0], entry)
-            first = 1
-        if first == len(hblock.instrs) and hblock.fall is not None:
-            # A handler whose code starts with a nested try: that try's range starts a new block.
-            if self.is_finally(hblock.fall, 0, entry):
-                return self.finally_stmt(body_state, body_end, hblock, entry, handler, state, hblock.fall, 0)
-        elif self.is_finally(hblock, first, entry):
-            return self.finally_stmt(body_state, body_end, hblock, entry, handler, state, hblock, first)
+        entry, first = self.handler_entry(hblock, handler, state)
+        final = self.finally_start(hblock, first, entry)
+        if final is not None:
+            return self.finally_stmt(body_state, body_end, hblock, entry, handler, state, *final)
         self.ctx.after_try.append(follow_jumps(body_end))
         try:
             handlers, ends, states = self.except_clauses(hblock, first, entry, handler.depth)
         finally:
             self.ctx.after_try.pop()
+        after = self.clauses_end(hblock, ends)
+        passed = jump_chain(body_end)
+        body_end = passed[-1] if passed else None
+        after = self.clause_tails(after, body_end, handlers, ends, states)
+        after, orelse = self.else_clause(hblock, body_end, passed, after, state)
+        if (not orelse and len(body_state.stmts) > 1 and isinstance(body_state.stmts[-1], ast.Break)
+                and self.dead_else_break(hblock)):
+            orelse = [body_state.stmts.pop()]
+        node = ast.Try(body=body_state.stmts or [ast.Pass()], handlers=handlers, orelse=orelse, finalbody=[])
+        state.stmts.append(node)
+        return after
+
+    def try_body(self, block: Block, handler: Handler, body_state: State, depth: int) -> Optional[Block]:
+        """Walk the try body into ``body_state``; where it goes on (None when it cannot complete)."""
+        body_end = self.region_body(block, handler, body_state, depth)
+        if self.returns_constant(body_end, self.ctx.hmap.block(handler)) and len(body_state.stack) == depth:
+            # ``return <constant>`` ends the body: the compiler leaves the block first (the
+            # constant cannot raise), so the return follows the region, before the handler.
+            for ins in body_end.instrs:
+                self.ctx.sim.step(ins, body_state)
+            body_end = None
+        return body_end
+
+    def handler_entry(self, hblock: Block, handler: Handler, state: State) -> Tuple[State, int]:
+        """The stack the handler starts with, and its first instruction after taking the exception."""
+        entry = State(state.stack[:handler.depth] + v.handler_entry_values(handler.lasti))
+        first = 0
+        if hblock.instrs[0].op == "PUSH_EXC_INFO":
+            self.ctx.sim.step(hblock.instrs[0], entry)
+            first = 1
+        return entry, first
+
+    def finally_start(self, hblock: Block, first: int, entry: State) -> Optional[Tuple[Block, int]]:
+        """Where the finally body starts when the handler is one (block, first instruction)."""
+        if first == len(hblock.instrs) and hblock.fall is not None:
+            # A handler whose code starts with a nested try: that try's range starts a new block.
+            return (hblock.fall, 0) if self.is_finally(hblock.fall, 0, entry) else None
+        return (hblock, first) if self.is_finally(hblock, first, entry) else None
+
+    def clauses_end(self, hblock: Block, ends: List[Optional[Block]]) -> Optional[Block]:
+        """Where the except clauses that complete go on: one place for all of them."""
         reached = [e for e in ends if e is not None]
         after = reached[0] if reached else None
         if any(not self.same_place(e, after) for e in reached):
             raise self.ctx.error("except clauses end in different places", hblock)
-        orelse: List[ast.stmt] = []
-        passed = jump_chain(body_end)
-        body_end = passed[-1] if passed else None
+        return after
+
+    def clause_tails(self, after: Optional[Block], body_end: Optional[Block], handlers: List[ast.ExceptHandler],
+                     ends: List[Optional[Block]], states: List[State]) -> Optional[Block]:
+        """End each clause with the statements only it runs; where the try statement goes on."""
         if self.leaves_region(after, body_end):
             # The clauses go on out of an enclosing with or try (``return CONSTANT``, or
             # ``break``, run after its clean-up): that statement ends each of them.
@@ -235,7 +265,7 @@ class ProtectedBuilder:
                 if end is not None:
                     rest = State(st.stack)
                     self.finish_exit(path, rest)
-                    handler_node.body = [s for s in handler_node.body if not isinstance(s, ast.Pass)] + rest.stmts
+                    handler_node.body = without_pass(handler_node.body) + rest.stmts
             after = None
         tails = [st.tail for st in states if st.tail is not None]
         if after is None and tails:
@@ -245,25 +275,23 @@ class ProtectedBuilder:
                 # Not the code after the try: the clause's own last statements.
                 rest = State(st.stack)
                 self.walker.walk(st.tail[0], None, rest, st.tail[1])
-                handler_node.body = [s for s in handler_node.body if not isinstance(s, ast.Pass)] + rest.stmts
+                handler_node.body = without_pass(handler_node.body) + rest.stmts
+        return after
+
+    def else_clause(self, hblock: Block, body_end: Optional[Block], passed: List[Block], after: Optional[Block],
+                    state: State) -> Tuple[Optional[Block], List[ast.stmt]]:
+        """Where the try statement goes on, and its else clause: what the body runs before it gets there."""
         if after is None and body_end is not None and not versions.COPIES_EXITS:
             after = self.dead_clause_exit(hblock, body_end)
         if after is None:
-            after = body_end if body_end is not None else self.unmatched_exit(hblock)
-        elif body_end is not None and after in passed:
-            pass  # the body jumps on through where the clauses go on: no else clause
-        elif body_end is not None and not self.same_place(body_end, after):
-            else_state = State(state.stack)
-            end = self.walker.walk(body_end, after, else_state)
-            if end is not None and not self.same_place(follow_jumps(end), follow_jumps(after)):
-                raise self.ctx.error("else clause ends elsewhere", body_end)
-            orelse = else_state.stmts
-        if (not orelse and len(body_state.stmts) > 1 and isinstance(body_state.stmts[-1], ast.Break)
-                and self.dead_else_break(hblock)):
-            orelse = [body_state.stmts.pop()]
-        node = ast.Try(body=body_state.stmts or [ast.Pass()], handlers=handlers, orelse=orelse, finalbody=[])
-        state.stmts.append(node)
-        return after
+            return (body_end if body_end is not None else self.unmatched_exit(hblock)), []
+        if body_end is None or after in passed or self.same_place(body_end, after):
+            return after, []  # no else clause (the body jumps on through where the clauses go on)
+        else_state = State(state.stack)
+        end = self.walker.walk(body_end, after, else_state)
+        if end is not None and not self.same_place(follow_jumps(end), follow_jumps(after)):
+            raise self.ctx.error("else clause ends elsewhere", body_end)
+        return after, else_state.stmts
 
     def returns_constant(self, end: Optional[Block], hblock: Block) -> bool:
         """Whether ``end`` is a ``return <constant>`` only the try body reaches, laid out before its handler."""
@@ -638,3 +666,7 @@ def is_name_reset(stmt: ast.stmt, name: str, step: int) -> bool:
     return (isinstance(stmt, ast.Delete) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
             and stmt.targets[0].id == name)
 
+
+def without_pass(body: List[ast.stmt]) -> List[ast.stmt]:
+    """A clause's statements without the ``pass`` that stood for an empty body."""
+    return [s for s in body if not isinstance(s, ast.Pass)]

@@ -21,7 +21,7 @@ what is derived from them once, and the stacks of the constructs being built).
 import ast
 import copy
 from types import CodeType
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 from framescope.decompiler.simulate import marks
 from framescope.decompiler.graph.cfg import CFG, Block
@@ -70,63 +70,87 @@ class Structurer:
                 raise self.ctx.error("control flow too irregular", block)
             if state.ended:  # an except clause ended (POP_EXCEPT): what follows is after the try
                 return self.after_clause(block, state)
-            loop_jump = None if entering else self.loop_builder.loop_control(block, stop)
-            entering = False
-            if loop_jump is not None:
-                state.stmts.append(loop_jump)
-                return None
-            if any(loop.header is block for loop in self.ctx.loops[:-1]):
-                # No statement jumps from an inner loop to the start of an outer one: the
-                # inner loop's exits were misread, and walking on would go round forever.
-                raise self.ctx.error("jump out of a loop to an outer loop's start", block)
-            if self.ctx.regions and not self.ctx.regions[-1].contains(block):
-                if len(state.stack) > self.ctx.regions[-1].depth:
-                    return self.protected_builder.finish_return(block, state, self.ctx.regions[-1].depth)
-                return block
-            if not first:
-                outer = self.protected_builder.new_handler(block)
-                is_header = block in self.ctx.back_edges and not any(loop.header is block for loop in self.ctx.loops)
-                if outer is not None and not (is_header and self.protected_builder.loop_encloses(block, outer)):
-                    block = self.protected_builder.protected(block, outer, state)
-                    continue
-                if is_header:
-                    block = self.loop_builder.loop(block, state)
-                    continue
-            instrs = block.instrs
-            i = first or self.ctx.resume.pop(block, 0)
-            first = 0
-            probed = self.ctx.probed.pop(block, None) if not i and self.ctx.probed else None
-            if probed is not None and probed.fits(state.stack):
-                # A test of a chain the condition before it already probed: take what it found.
-                state.stack[:] = probed.stack
-                block = self.branch(block, stop, state, probed.cond)
-                continue
-            matched = None
-            while i < len(instrs) - 1:
-                if instrs[i].op == "POP_TOP" and self.loop_builder.is_break_copy(block, i, state):
-                    state.stmts.append(ast.Break())
+            if not entering:
+                loop_jump = self.loop_builder.loop_control(block, stop)
+                if loop_jump is not None:
+                    state.stmts.append(loop_jump)
                     return None
-                if instrs[i].op in MATCH_STARTS:
-                    matched = self.match_builder.match_statement(block, i, state, stop)
-                    if matched is not None:
-                        break
-                self.ctx.sim.step(instrs[i], state)
-                i += 1
-                if state.ended and state.tail is None:
-                    i = self.protected_builder.name_cleanup(instrs, i, state)
-                    if (i < len(instrs) - 1 or is_bare_raise(instrs[i:])) and self.protected_builder.repeats_after(instrs[i:]):
-                        # The clause is over but the block goes on with a copy of the code
-                        # after the try statement.
-                        state.tail = (block, i)
-                        return None
-            if matched is not None:  # a match statement: go on after it
-                block = matched[0]
-                continue
-            if i == len(instrs) and block.fall is not None and block.jump is None:
-                block = block.fall  # the clause's name clean-up ran to the end of the block
-                continue
-            block = self.block_end(block, i, stop, state)
+            entering = False
+            left = self.left_construct(block, state)
+            if left is not None:
+                return left[0]
+            if not first:
+                built = self.construct(block, state)
+                if built is not None:
+                    block = built[0]
+                    continue
+            block = self.step_block(block, first, stop, state)
+            first = 0
         return block
+
+    def left_construct(self, block: Block, state: State) -> Optional[Tuple[Optional[Block]]]:
+        """``(where the walk ends,)`` when ``block`` is outside the region being built; None to go on."""
+        if any(loop.header is block for loop in self.ctx.loops[:-1]):
+            # No statement jumps from an inner loop to the start of an outer one: the
+            # inner loop's exits were misread, and walking on would go round forever.
+            raise self.ctx.error("jump out of a loop to an outer loop's start", block)
+        if self.ctx.regions and not self.ctx.regions[-1].contains(block):
+            if len(state.stack) > self.ctx.regions[-1].depth:
+                return (self.protected_builder.finish_return(block, state, self.ctx.regions[-1].depth),)
+            return (block,)
+        return None
+
+    def construct(self, block: Block, state: State) -> Optional[Tuple[Optional[Block]]]:
+        """Build the try, with or loop statement ``block`` starts: ``(where it goes on,)``; None if none."""
+        outer = self.protected_builder.new_handler(block)
+        is_header = block in self.ctx.back_edges and not any(loop.header is block for loop in self.ctx.loops)
+        if outer is not None and not (is_header and self.protected_builder.loop_encloses(block, outer)):
+            return (self.protected_builder.protected(block, outer, state),)
+        if is_header:
+            return (self.loop_builder.loop(block, state),)
+        return None
+
+    def step_block(self, block: Block, first: int, stop: Optional[Block], state: State) -> Optional[Block]:
+        """Run ``block`` from instruction ``first`` (or where it is to be resumed); the block the
+        walk goes on at, None when control ended."""
+        i = first or self.ctx.resume.pop(block, 0)
+        probed = self.ctx.probed.pop(block, None) if not i and self.ctx.probed else None
+        if probed is not None and probed.fits(state.stack):
+            # A test of a chain the condition before it already probed: take what it found.
+            state.stack[:] = probed.stack
+            return self.branch(block, stop, state, probed.cond)
+        end, matched = self.straight_line(block, i, stop, state)
+        if end is None:
+            return None
+        if matched is not None:  # a match statement: go on after it
+            return matched[0]
+        if end == len(block.instrs) and block.fall is not None and block.jump is None:
+            return block.fall  # the clause's name clean-up ran to the end of the block
+        return self.block_end(block, end, stop, state)
+
+    def straight_line(self, block: Block, i: int, stop: Optional[Block], state: State):
+        """Run ``block``'s instructions before its last from ``i`` on: (where they stopped, the
+        match statement found there or None); (None, None) when control ended."""
+        instrs = block.instrs
+        while i < len(instrs) - 1:
+            if instrs[i].op == "POP_TOP" and self.loop_builder.is_break_copy(block, i, state):
+                state.stmts.append(ast.Break())
+                return None, None
+            if instrs[i].op in MATCH_STARTS:
+                matched = self.match_builder.match_statement(block, i, state, stop)
+                if matched is not None:
+                    return i, matched
+            self.ctx.sim.step(instrs[i], state)
+            i += 1
+            if state.ended and state.tail is None:
+                i = self.protected_builder.name_cleanup(instrs, i, state)
+                if ((i < len(instrs) - 1 or is_bare_raise(instrs[i:]))
+                        and self.protected_builder.repeats_after(instrs[i:])):
+                    # The clause is over but the block goes on with a copy of the code
+                    # after the try statement.
+                    state.tail = (block, i)
+                    return None, None
+        return i, None
 
     def block_end(self, block: Block, i: int, stop: Optional[Block], state: State) -> Optional[Block]:
         """Run a block's last instruction (``i``: where its others stopped); the block the
@@ -322,38 +346,13 @@ class Structurer:
             test, body, orelse = negate(test), orelse, body
             true_state, false_state = false_state, true_state
             true_end, false_end = false_end, true_end
-            cond = cond.negated()
         if true_end is None and false_end is None:
-            shared = common_tail(body, orelse)
-            if shared:
-                # 3.11+ copies the code after an if/else into both arms when it is short.
-                body, orelse = body[:len(body) - len(shared)], orelse[:len(orelse) - len(shared)]
-                if not body:
-                    test, body, orelse = negate(test), orelse, []
-                if body:
-                    state.stmts.append(ast.If(test=test, body=body, orelse=orelse))
-                state.stmts.extend(shared)
-                return None
-        if true_end is None and false_end is None and body and orelse:
-            # Both arms leave (the one laid out first is already the body): the other follows it.
-            if ends_control(body):
-                state.stmts.append(ast.If(test=test, body=body, orelse=[]))
-                state.stmts.extend(orelse)
-                return None
-        if true_end is None and false_end is not None:
-            state.stmts.append(ast.If(test=test, body=body or [ast.Pass()], orelse=[]))
-            state.stmts.extend(orelse)
-            state.stack[:] = false_state.stack
-            state.ended = state.ended or false_state.ended
-            return false_end
-        if false_end is None and true_end is not None:
-            if not orelse:
-                orelse = [ast.Pass()]
-            state.stmts.append(ast.If(test=negate(test), body=orelse, orelse=[]))
-            state.stmts.extend(body)
-            state.stack[:] = true_state.stack
-            state.ended = state.ended or true_state.ended
-            return true_end
+            state.stmts.extend(both_arms_leave(test, body, orelse))
+            return None
+        if true_end is None:
+            return self.one_arm_leaves(test, body, orelse, false_state, false_end, state)
+        if false_end is None:
+            return self.one_arm_leaves(negate(test), orelse, body, true_state, true_end, state)
         if (self.ctx.loops and true_end is self.ctx.loops[-1].header and false_end is true_end
                 and bool(body) != bool(orelse) and is_substantial(body or orelse)):
             # One arm goes straight back to the loop: a guard clause reads better.
@@ -362,14 +361,19 @@ class Structurer:
             state.stmts.extend(body or orelse)
             state.stack[:] = true_state.stack
             return true_end
-        if not body:
-            test, body, orelse = negate(test), orelse, []
-        state.stmts.append(ast.If(test=test, body=body or [ast.Pass()], orelse=orelse))
-        if true_end is None and false_end is None:
-            return None
+        state.stmts.append(if_else(test, body, orelse))
         state.stack[:] = true_state.stack
         state.ended = state.ended or ended
         return true_end
+
+    def one_arm_leaves(self, test: ast.expr, leaving: List[ast.stmt], staying: List[ast.stmt],
+                       staying_state: State, end: Block, state: State) -> Block:
+        """``if test: <leaving>`` then the other arm's statements, which go on to ``end``."""
+        state.stmts.append(ast.If(test=test, body=leaving or [ast.Pass()], orelse=[]))
+        state.stmts.extend(staying)
+        state.stack[:] = staying_state.stack
+        state.ended = state.ended or staying_state.ended
+        return end
 
     def shared_exit(self, cond: Cond, base: int):
         """A conditional value whose arms each end in a copy of the code that uses it.
@@ -496,6 +500,28 @@ class Structurer:
             if common:
                 return min(common, key=lambda b: b.index)
         return inner
+
+
+def both_arms_leave(test: ast.expr, body: List[ast.stmt], orelse: List[ast.stmt]) -> List[ast.stmt]:
+    """The statements of an ``if`` neither of whose arms goes on (the one laid out first is the body)."""
+    shared = common_tail(body, orelse)
+    if shared:
+        # 3.11+ copies the code after an if/else into both arms when it is short.
+        body, orelse = body[:len(body) - len(shared)], orelse[:len(orelse) - len(shared)]
+        if not body:
+            test, body, orelse = negate(test), orelse, []
+        return ([ast.If(test=test, body=body, orelse=orelse)] if body else []) + shared
+    if body and orelse and ends_control(body):
+        # The other arm follows the body, which leaves.
+        return [ast.If(test=test, body=body, orelse=[])] + orelse
+    return [if_else(test, body, orelse)]
+
+
+def if_else(test: ast.expr, body: List[ast.stmt], orelse: List[ast.stmt]) -> ast.If:
+    """``if test: body else: orelse``, with a negated test when only the else arm has statements."""
+    if not body:
+        test, body, orelse = negate(test), orelse, []
+    return ast.If(test=test, body=body or [ast.Pass()], orelse=orelse)
 
 
 def releases(instrs) -> bool:
