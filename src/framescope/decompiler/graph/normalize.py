@@ -10,7 +10,7 @@
   after a ``for`` loop ends with the same instructions as such a copy, it is split
   there, so that the loop's ``else`` clause and the code after it are separate blocks.
 """
-from typing import List, Optional, Set
+from typing import Any, List, Optional, Set, Tuple
 
 from framescope.decompiler.graph.cfg import CFG, Block
 from framescope.decompiler.frontend.instructions import OR_POP_JUMPS, Instr
@@ -125,63 +125,89 @@ def advance(block: Optional[Block], index: int):
 
 def match_copy(hblock: Block, first: int, start: Block):
     """Where the copy of a finally body that starts at ``start`` ends: (block, index), or None."""
-    todo = [(hblock, first, start, 0)]
-    seen = set()
-    ends = set()
-    steps = 0
-    while todo:
-        hb, hi, nb, ni = todo.pop()
-        while hb is not None and nb is not None:
-            steps += 1
-            key = (id(hb), hi, id(nb), ni)
-            if key in seen or steps > 5000:
-                break
-            seen.add(key)
-            h_ins = hb.instrs[hi]
-            if h_ins.op == "RERAISE" and hi == len(hb.instrs) - 1 and h_ins.arg == 0:
-                while ni == len(nb.instrs) - 1 and nb.last.op == "JUMP" and nb.jump is not None:
-                    nb, ni = nb.jump, 0  # the copy ends with a jump to where it goes on
-                ends.add(tuple((i.op, repr(i.arg)) for i in nb.instrs[ni:]) if not nb.succs() else (id(nb), ni))
-                end_pos = (nb, ni)
-                break
-            n_ins = nb.instrs[ni]
-            if (h_ins.op == "JUMP") != (n_ins.op == "JUMP"):
-                # One side jumps where the other falls through (the layouts differ): look through it.
-                if h_ins.op == "JUMP" and hb.jump is not None and hi == len(hb.instrs) - 1:
-                    hb, hi = hb.jump, 0
-                    continue
-                if n_ins.op == "JUMP" and nb.jump is not None and ni == len(nb.instrs) - 1:
-                    nb, ni = nb.jump, 0
-                    continue
-            if not same(h_ins, n_ins):
-                skip = release_run(hb, hi)
-                if skip is None or not same(skip[0].instrs[skip[1]], n_ins):
-                    return None
-                hb, hi = skip  # a return in the finally body releases the exception first
-                continue
-            if h_ins.op in TERMINAL:
-                break
-            if h_ins.op == "JUMP":
-                if hi != len(hb.instrs) - 1 or ni != len(nb.instrs) - 1:
-                    return None
-                hb, hi, nb, ni = hb.jump, 0, nb.jump, 0
-                continue
-            if hi == len(hb.instrs) - 1 and hb.jump is not None:
-                if ni != len(nb.instrs) - 1 or nb.jump is None:
-                    return None
-                todo.append((hb.jump, 0, nb.jump, 0))
-            hb, hi = advance(hb, hi)
-            nb, ni = advance(nb, ni)
-        else:
-            if hb is not None or nb is not None:
-                return None
-    if steps > 5000:
+    walk = CopyWalk()
+    walk.todo.append((hblock, first, start, 0))
+    while walk.todo:
+        if not walk.follow(*walk.todo.pop()):
+            return None
+    if walk.steps > CopyWalk.MAX_STEPS:
         return None
-    if not ends:
+    if not walk.ends:
         return None, 0  # a finally body that never completes (it raises or returns)
-    if len(ends) != 1:  # copies of one terminal tail (3.11+ duplicates them) count as one end
+    if len(walk.ends) != 1:  # copies of one terminal tail (3.11+ duplicates them) count as one end
         return None
-    return end_pos
+    return walk.end
+
+
+class CopyWalk:
+    """Walks a finally body (``h``: handler side) and its copy on the normal path (``n``) in step."""
+
+    MAX_STEPS = 5000
+    #: `step`'s answer when this path of the walk is over.
+    STOP = "stop"
+
+    def __init__(self) -> None:
+        #: Pairs of positions still to walk from: (handler block, index, copy block, index).
+        self.todo: List[Tuple[Block, int, Block, int]] = []
+        self.seen: Set[Tuple[int, int, int, int]] = set()
+        #: Where the copy ends, each told by its code (or place when it goes on).
+        self.ends: Set[Any] = set()
+        #: The last end found: (block, index).
+        self.end: Optional[Tuple[Block, int]] = None
+        self.steps = 0
+
+    def follow(self, hb: Optional[Block], hi: int, nb: Optional[Block], ni: int) -> bool:
+        """Walk one path of both from the given positions; False when they differ."""
+        while hb is not None and nb is not None:
+            self.steps += 1
+            key = (id(hb), hi, id(nb), ni)
+            if key in self.seen or self.steps > self.MAX_STEPS:
+                return True
+            self.seen.add(key)
+            moved = self.step(hb, hi, nb, ni)
+            if moved is None:
+                return False
+            if moved is self.STOP:
+                return True
+            hb, hi, nb, ni = moved
+        return hb is None and nb is None
+
+    def step(self, hb: Block, hi: int, nb: Block, ni: int):
+        """The next pair of positions after one instruction each; `STOP`, or None when they differ."""
+        h_ins = hb.instrs[hi]
+        if h_ins.op == "RERAISE" and hi == len(hb.instrs) - 1 and h_ins.arg == 0:
+            self.finish(nb, ni)
+            return self.STOP
+        n_ins = nb.instrs[ni]
+        if (h_ins.op == "JUMP") != (n_ins.op == "JUMP"):
+            # One side jumps where the other falls through (the layouts differ): look through it.
+            if h_ins.op == "JUMP" and hb.jump is not None and hi == len(hb.instrs) - 1:
+                return hb.jump, 0, nb, ni
+            if n_ins.op == "JUMP" and nb.jump is not None and ni == len(nb.instrs) - 1:
+                return hb, hi, nb.jump, 0
+        if not same(h_ins, n_ins):
+            skip = release_run(hb, hi)
+            if skip is None or not same(skip[0].instrs[skip[1]], n_ins):
+                return None
+            return skip[0], skip[1], nb, ni  # a return in the finally body releases the exception first
+        if h_ins.op in TERMINAL:
+            return self.STOP
+        if h_ins.op == "JUMP":
+            if hi != len(hb.instrs) - 1 or ni != len(nb.instrs) - 1:
+                return None
+            return hb.jump, 0, nb.jump, 0
+        if hi == len(hb.instrs) - 1 and hb.jump is not None:
+            if ni != len(nb.instrs) - 1 or nb.jump is None:
+                return None
+            self.todo.append((hb.jump, 0, nb.jump, 0))
+        return advance(hb, hi) + advance(nb, ni)
+
+    def finish(self, nb: Block, ni: int) -> None:
+        """The finally body re-raises here: the copy ends at ``nb``'s instruction ``ni``."""
+        while ni == len(nb.instrs) - 1 and nb.last.op == "JUMP" and nb.jump is not None:
+            nb, ni = nb.jump, 0  # the copy ends with a jump to where it goes on
+        self.ends.add(tuple((i.op, repr(i.arg)) for i in nb.instrs[ni:]) if not nb.succs() else (id(nb), ni))
+        self.end = (nb, ni)
 
 
 def release_run(block: Block, index: int):
@@ -335,39 +361,48 @@ def match_test(head: Block, head_start: int, latch: Block, latch_start: int):
             return None  # entered from elsewhere: not part of the test
         pairs[h] = c
         copies.add(c)
-        if h.last.op in OR_POP_JUMPS:  # ``x[:n or None]`` before 3.12
-            if c.last.op != h.last.op or not same_run(h.instrs[hi:-1], c.instrs[ci:-1]):
-                return None
-            todo.extend([(h.jump, 0, c.jump, 0), (h.fall, 0, c.fall, 0)])
-            continue
-        if not h.last.is_pop_jump():  # part of an operand, e.g. ``x[:n or None]``: falls on
-            if h.jump is not None or h.fall is None or c.jump is not None or h.last.op in TERMINAL \
-                    or not same_run(h.instrs[hi:], c.instrs[ci:]):
-                return None
-            todo.append((h.fall, 0, c.fall, 0))
-            continue
-        if not same_run(h.instrs[hi:-1], c.instrs[ci:-1]):
+        successors = test_successors(h, hi, c, ci, copies)
+        if successors is None:
             return None
-        if c.last.op == h.last.op:
-            arms = [(h.jump, c.jump), (h.fall, c.fall)]
-        elif c.last.op == OPPOSITE.get(h.last.op):
-            arms = [(h.jump, c.fall), (h.fall, c.jump)]
-        else:
-            return None
-        for target, copy in arms:
-            if target is None or copy is None:
-                return None
-            if same_exit(through_jumps(copy), through_jumps(target)):
-                continue  # both leave the test for the same place
-            if target in copies:
-                return None
-            todo.append((target, 0, copy, 0))
+        todo.extend(successors)
     if any(p in copies for h in pairs for p in h.preds):
         return None  # the test and its copy overlap
     for c in copies:
         if c is not latch and not all(p in copies for p in c.preds):
             return None  # the copy is entered from elsewhere: it must stay
     return pairs
+
+
+def test_successors(h: Block, hi: int, c: Block, ci: int, copies: Set[Block]):
+    """The pairs (test block, index, copy block, index) to compare after ``h`` and its copy ``c``
+    from their given instructions on; None when they differ."""
+    if h.last.op in OR_POP_JUMPS:  # ``x[:n or None]`` before 3.12
+        if c.last.op != h.last.op or not same_run(h.instrs[hi:-1], c.instrs[ci:-1]):
+            return None
+        return [(h.jump, 0, c.jump, 0), (h.fall, 0, c.fall, 0)]
+    if not h.last.is_pop_jump():  # part of an operand, e.g. ``x[:n or None]``: falls on
+        if h.jump is not None or h.fall is None or c.jump is not None or h.last.op in TERMINAL \
+                or not same_run(h.instrs[hi:], c.instrs[ci:]):
+            return None
+        return [(h.fall, 0, c.fall, 0)]
+    if not same_run(h.instrs[hi:-1], c.instrs[ci:-1]):
+        return None
+    if c.last.op == h.last.op:
+        arms = [(h.jump, c.jump), (h.fall, c.fall)]
+    elif c.last.op == OPPOSITE.get(h.last.op):
+        arms = [(h.jump, c.fall), (h.fall, c.jump)]
+    else:
+        return None
+    found = []
+    for target, copy in arms:
+        if target is None or copy is None:
+            return None
+        if same_exit(through_jumps(copy), through_jumps(target)):
+            continue  # both leave the test for the same place
+        if target in copies:
+            return None
+        found.append((target, 0, copy, 0))
+    return found
 
 
 def through_jumps(block: Block) -> Block:

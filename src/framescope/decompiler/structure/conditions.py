@@ -22,6 +22,7 @@ import ast
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, List, Optional
 
+from framescope.decompiler.simulate import marks
 from framescope.decompiler.simulate import values as v
 from framescope.decompiler.graph.cfg import Block
 from framescope.decompiler.graph.normalize import same_exit as copies_of_one_exit
@@ -301,3 +302,9 @@ def boolop(op: ast.boolop, left: ast.expr, right: ast.expr) -> ast.expr:
     values = list(left.values) if isinstance(left, ast.BoolOp) and type(left.op) is type(op) else [left]
     more = list(right.values) if isinstance(right, ast.BoolOp) and type(right.op) is type(op) else [right]
     return ast.BoolOp(op=op, values=values + more)
+
+
+def is_builtin_check(test: ast.expr) -> bool:
+    """Whether ``test`` is ``f is <builtin>``: 3.14's check before it inlines ``all``/``any``."""
+    return (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Is)
+            and marks.marked(test.comparators[0], marks.BUILTIN))

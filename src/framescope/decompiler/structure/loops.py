@@ -110,52 +110,18 @@ class LoopBuilder:
         in a return or raise are not breaks, nor (given the loop's stack ``depth``)
         blocks that run on a deeper stack, like an except clause of a try in the loop.
         """
-        counts: Dict[Block, int] = {}
-        via: Dict[Block, Set[Block]] = {}
+        tally = ExitTally(exit)
         for block in body:
             target = trampoline_target(block)
             if target is not None and target not in body and block.instrs[0].op == "POP_TOP":
-                if target is not exit:
-                    counts[target] = counts.get(target, 0) + 1
-                via.setdefault(target, set()).add(block)
+                tally.note(target, block)
                 continue
-            if is_for and exit is not None and not block.succs():
-                index = break_copy(block, exit)
-                if index is not None:  # ``break`` followed by a copy of the code after the loop
-                    tail = copied_tail(block.instrs[index + 1:], exit)
-                    if tail is not exit:
-                        counts[tail] = counts.get(tail, 0) + 1
-                    if index == 0:
-                        via.setdefault(tail, set()).add(block)
-                    continue
+            if is_for and exit is not None and not block.succs() and self.break_copy_exit(block, exit, tally):
+                continue
             for succ in block.succs():
-                if succ in body or succ is exit:
-                    continue
-                target = trampoline_target(succ)
-                if target is None and is_for and succ.instrs[0].op == "POP_TOP" and exit is not None:
-                    # ``break`` whose jump to the code after the loop was replaced by a copy of it.
-                    target = copied_tail(succ.instrs[1:], exit) or exit
-                    if target is not exit:
-                        counts[target] = counts.get(target, 0) + 1
-                    via.setdefault(target, set()).add(succ)
-                    continue
-                if target is None:
-                    breaks = is_for and (break_exit(block) is succ or pops_and_jumps(block, succ))
-                    if leaves_function(succ) and not breaks and not falls_into(exit, succ):
-                        original = self.left_region_copy(body, succ, exit)
-                        if original is not None:  # ``break`` to a copy of the code after the loop
-                            if original is not exit:
-                                counts[original] = counts.get(original, 0) + 1
-                            via.setdefault(original, set()).add(succ)
-                        continue
-                    target = succ
-                if target is exit:
-                    via.setdefault(target, set()).add(succ)
-                    continue
-                if depth is not None and target.handler is not None and target.handler.depth > depth:
-                    continue  # runs on a deeper stack than the loop's: inside an except clause, not after the loop
-                counts[target] = counts.get(target, 0) + 1
-                via.setdefault(target, set()).add(succ)
+                if succ not in body and succ is not exit:
+                    self.succ_exit(body, block, succ, exit, is_for, depth, tally)
+        counts, via = tally.counts, tally.via
         if not counts:
             return exit, via.get(exit, set()) if exit is not None else set()
         brk = max(counts, key=lambda b: (counts[b], -b.index))
@@ -163,6 +129,39 @@ class LoopBuilder:
         if meeting is not None:
             brk = meeting
         return brk, via.get(brk, set())
+
+    def break_copy_exit(self, block: Block, exit: Block, tally: "ExitTally") -> bool:
+        """Count a ``break`` followed by a copy of the code after the loop; whether ``block`` is one."""
+        index = break_copy(block, exit)
+        if index is None:
+            return False
+        tail = copied_tail(block.instrs[index + 1:], exit)
+        if index == 0:
+            tally.note(tail, block)
+        else:
+            tally.count(tail)
+        return True
+
+    def succ_exit(self, body: Set[Block], block: Block, succ: Block, exit: Optional[Block], is_for: bool,
+                  depth: Optional[int], tally: "ExitTally") -> None:
+        """Count the way out of the loop from ``block`` to ``succ``, outside the body."""
+        target = trampoline_target(succ)
+        if target is None and is_for and succ.instrs[0].op == "POP_TOP" and exit is not None:
+            # ``break`` whose jump to the code after the loop was replaced by a copy of it.
+            tally.note(copied_tail(succ.instrs[1:], exit) or exit, succ)
+            return
+        if target is None:
+            breaks = is_for and (break_exit(block) is succ or pops_and_jumps(block, succ))
+            if leaves_function(succ) and not breaks and not falls_into(exit, succ):
+                original = self.left_region_copy(body, succ, exit)
+                if original is not None:  # ``break`` to a copy of the code after the loop
+                    tally.note(original, succ)
+                return
+            target = succ
+        if (target is not exit and depth is not None and target.handler is not None
+                and target.handler.depth > depth):
+            return  # runs on a deeper stack than the loop's: inside an except clause, not after the loop
+        tally.note(target, succ)
 
     def meeting_point(self, counts: Dict[Block, int], body: Set[Block], exit: Optional[Block]) -> Optional[Block]:
         """Where several ways out of a loop meet, when more of them meet there than at any one target.
@@ -385,6 +384,26 @@ class LoopBuilder:
     def walk_body(self, header: Block, state: State) -> None:
         """Walk a ``while True`` body, which starts at its header."""
         self.walker.walk(header, header, state, entering=True)
+
+
+class ExitTally:
+    """The ways out of a loop's body, by where they go; the loop's own exit is not counted."""
+
+    def __init__(self, exit: Optional[Block]) -> None:
+        self.exit = exit
+        #: Target → how many ways out go there.
+        self.counts: Dict[Block, int] = {}
+        #: Target → the blocks that jump there.
+        self.via: Dict[Block, Set[Block]] = {}
+
+    def count(self, target: Block) -> None:
+        if target is not self.exit:
+            self.counts[target] = self.counts.get(target, 0) + 1
+
+    def note(self, target: Block, block: Block) -> None:
+        """One more way out to ``target``, from ``block``."""
+        self.count(target)
+        self.via.setdefault(target, set()).add(block)
 
 
 def comprehension_kind(value) -> Optional[str]:

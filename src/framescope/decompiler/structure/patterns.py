@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
 from framescope.decompiler.simulate import values as v
 from framescope.decompiler.frontend import versions
 from framescope.decompiler.graph.cfg import Block
-from framescope.decompiler.structure.conditions import Cond, collect_condition, simple_condition
+from framescope.decompiler.structure.conditions import Cond, collect_condition, is_builtin_check, simple_condition
 from framescope.decompiler.frontend.instructions import CONDITIONAL_JUMPS
 from framescope.decompiler.graph.normalize import same_run
 from framescope.decompiler.simulate.simulator import State
@@ -270,13 +270,32 @@ class Reader:
         return None, (pos if last else None), fail
 
     def read_guard(self, pos: Pos, last: bool, fail: Optional[Pos], allowed: bool, start: Optional[State] = None):
-        from framescope.decompiler.structure.statements import is_builtin_check
-
+        """(guard, where the body starts, failure position) when the code at ``pos`` tests a guard;
+        ``start``: the stack there, when not the statement's own (after an inlined builtin)."""
         block, index = pos
         if (last and not allowed) or not block.last.is_cond_jump():
             return None
         expected = self.outer + ([] if last else [self.subject])
         probe = State(start.stack if start is not None else expected)
+        cond = self.guard_condition(block, index, probe)
+        if (cond is None or probe.stmts or cond.true_kept or cond.false_kept or cond.true_block is None
+                or cond.false_block is None or any(node is self.subject for node in ast.walk(cond.expr))):
+            return None  # (a test of the subject itself is the next case's pattern)
+        if is_builtin_check(cond.expr) and start is None:
+            # 3.14 inlines ``all``/``any`` of a generator expression when the name is the
+            # builtin; the other arm calls it, and the guard tests what the call returned.
+            join = self.st.join(cond, None)
+            value = State(cond.false_state.stack)
+            try:
+                if join is None or self.st.walk(cond.false_block, join, value) is not join or value.stmts:
+                    return None
+            except DecompilationError:
+                return None
+            return self.read_guard((join, 0), last, fail, allowed, value)
+        return self.guarded_body(cond, last, fail, expected)
+
+    def guard_condition(self, block: Block, index: int, probe: State) -> Optional[Cond]:
+        """The condition ``block`` tests from instruction ``index`` on (run on ``probe``), None if none."""
         try:
             for ins in block.instrs[index:-1]:
                 self.st.ctx.sim.step(ins, probe)
@@ -291,20 +310,11 @@ class Reader:
                 cond = simple_condition(self.st.ctx, block, State(probe.stack))
             except DecompilationError:
                 return None
-        if probe.stmts or cond.true_kept or cond.false_kept or cond.true_block is None or cond.false_block is None \
-                or any(node is self.subject for node in ast.walk(cond.expr)):
-            return None  # (a test of the subject itself is the next case's pattern)
-        if is_builtin_check(cond.expr) and start is None:
-            # 3.14 inlines ``all``/``any`` of a generator expression when the name is the
-            # builtin; the other arm calls it, and the guard tests what the call returned.
-            join = self.st.join(cond, None)
-            value = State(cond.false_state.stack)
-            try:
-                if join is None or self.st.walk(cond.false_block, join, value) is not join or value.stmts:
-                    return None
-            except DecompilationError:
-                return None
-            return self.read_guard((join, 0), last, fail, allowed, value)
+        return cond
+
+    def guarded_body(self, cond: Cond, last: bool, fail: Optional[Pos], expected: List[Any]):
+        """(guard, where the body starts, failure position) of the guard ``cond``, when its false
+        arm fails to the case's failure position and its true arm starts the body."""
         passed: List[Block] = []
         miss = follow_pops((cond.false_block, 0), list(cond.false_state.stack), len(expected), passed)
         if miss is None or not same_stack(miss[1], expected) or len(cond.false_state.stack) != len(expected) \

@@ -23,13 +23,12 @@ import copy
 from types import CodeType
 from typing import Dict, List, Optional, Tuple
 
-from framescope.decompiler.simulate import marks
 from framescope.decompiler.graph.cfg import CFG, Block
 from framescope.decompiler.graph.normalize import same_run
 from framescope.decompiler.simulate import values as v
 from framescope.decompiler.simulate.sametree import same_tree
 from framescope.decompiler.simulate.simulator import ExceptEnd, Simulator, State
-from framescope.decompiler.structure.conditions import Cond, boolop, collect_condition, negate
+from framescope.decompiler.structure.conditions import Cond, boolop, collect_condition, is_builtin_check, negate
 from framescope.decompiler.structure.context import StructureContext
 from framescope.decompiler.structure.loops import Loop, LoopBuilder
 from framescope.decompiler.structure.patterns import MATCH_STARTS, MatchBuilder
@@ -628,11 +627,6 @@ def same_value(x, y) -> bool:
     if isinstance(x, list) and isinstance(y, list):
         return len(x) == len(y) and all(same_value(a, b) for a, b in zip(x, y))
     return repr(x) == repr(y)
-
-
-def is_builtin_check(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Is)
-            and marks.marked(test.comparators[0], marks.BUILTIN))
 
 
 def laid_out_first(a: Optional[Block], b: Optional[Block]) -> bool:
