@@ -1,7 +1,7 @@
 """What the parts of statement recovery share while they build one code object.
 
 `statements.Structurer` walks the blocks; `loops.LoopBuilder`, `protected.ProtectedBuilder`
-and `patterns.MatchBuilder` build the statements it hands them. They share nothing but
+and `matches.MatchBuilder` build the statements it hands them. They share nothing but
 this context (the pass's inputs, the facts derived from them once, and the stacks of the
 constructs being built) and the walker itself.
 """

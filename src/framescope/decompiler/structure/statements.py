@@ -14,7 +14,7 @@ source construct produced it:
   being built); an arm that never reaches it (return, raise, break, continue) ends early.
 
 `Structurer` is the walker. Loops are built by `loops.LoopBuilder`, try and with
-statements by `protected.ProtectedBuilder`, match statements by `patterns.MatchBuilder`:
+statements by `protected.ProtectedBuilder`, match statements by `matches.MatchBuilder`:
 parts that share only the walker and a `context.StructureContext` (the pass's inputs,
 what is derived from them once, and the stacks of the constructs being built).
 """
@@ -31,7 +31,8 @@ from framescope.decompiler.simulate.simulator import ExceptEnd, Simulator, State
 from framescope.decompiler.structure.conditions import Cond, boolop, collect_condition, is_builtin_check, negate
 from framescope.decompiler.structure.context import StructureContext
 from framescope.decompiler.structure.loops import Loop, LoopBuilder
-from framescope.decompiler.structure.patterns import MATCH_STARTS, MatchBuilder
+from framescope.decompiler.structure.matches import MatchBuilder
+from framescope.decompiler.structure.patterns import MATCH_STARTS
 from framescope.decompiler.structure.protected import ProtectedBuilder, follow_jumps, jump_chain
 from framescope.errors import DecompilationError
 
