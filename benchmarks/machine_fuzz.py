@@ -18,6 +18,7 @@ Needs the test dependencies (pytest, bytecode) in each interpreter.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import importlib.util
 import json
 import os
@@ -26,7 +27,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 REPO = Path(__file__).resolve().parent.parent
 TEST_MODULE = REPO / "tests" / "support" / "machine_programs.py"
@@ -41,9 +42,11 @@ def load_generator() -> Any:
     return module
 
 
-def fuzz(start: int, programs: int, size: int, show: int) -> Dict[str, Any]:
-    """Counts of each outcome for seeds start .. start+programs-1 on this interpreter."""
+def fuzz(start: int, programs: int, size: int, show: int, outputs: Optional[str] = None) -> Dict[str, Any]:
+    """Counts of each outcome for seeds start .. start+programs-1 on this interpreter;
+    ``outputs``: a file to write each program's decompiled text to, hashed (or its refusal)."""
     fuzzer = load_generator()
+    texts: List[str] = []
     counts = {key: 0 for key in OUTCOMES}
     reasons: Dict[str, int] = {}
     examples: List[str] = []
@@ -51,6 +54,8 @@ def fuzz(start: int, programs: int, size: int, show: int) -> Dict[str, Any]:
     for seed in range(start, start + programs):
         code = fuzzer.generate(seed, size)
         outcome, details = fuzzer.check(code)
+        if outputs:
+            texts.append("%d %s" % (seed, decompiled_hash(code)))
         counts[outcome] += 1
         if outcome == "refused":
             reason = details.split(": ", 1)[-1]
@@ -58,6 +63,9 @@ def fuzz(start: int, programs: int, size: int, show: int) -> Dict[str, Any]:
         elif outcome != "equivalent" and len(examples) < show:
             examples.append("seed %d (size %d): %s\n%s\n%s" % (seed, size, outcome, details,
                                                                fuzzer.disassembly(code)))
+    if outputs:
+        with open(outputs, "w", encoding="utf-8") as handle:
+            handle.write("\n".join(texts) + "\n")
     return {
         "python": platform.python_version(),
         "counts": counts,
@@ -65,6 +73,18 @@ def fuzz(start: int, programs: int, size: int, show: int) -> Dict[str, Any]:
         "examples": examples,
         "seconds": round(time.perf_counter() - began, 2),
     }
+
+
+def decompiled_hash(code: Any) -> str:
+    """A hash of what the machine decompiler prints for ``code``, or its refusal."""
+    from framescope import DecompilationError
+    from framescope.decompiler.machine import decompile_transformed
+
+    try:
+        text = decompile_transformed(code)
+    except DecompilationError as error:
+        text = "refused: %s" % error
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 def run_worker(python: str, args: argparse.Namespace) -> Dict[str, Any]:
@@ -101,6 +121,8 @@ def main(argv: List[str]) -> int:
     parser.add_argument("--python", action="append", default=[], help="run on this interpreter (repeatable)")
     parser.add_argument("--show", type=int, default=2, help="wrong or invalid programs printed (default 2)")
     parser.add_argument("--json", help="write the results to this file")
+    parser.add_argument("--outputs", help="write each program's decompiled text, hashed, to this file "
+                        "(to compare two versions of the decompiler; this interpreter only)")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
@@ -113,7 +135,7 @@ def main(argv: List[str]) -> int:
     if pythons:
         results = [run_worker(python, args) for python in pythons]
     else:
-        results = [fuzz(args.start, args.programs, args.size, args.show)]
+        results = [fuzz(args.start, args.programs, args.size, args.show, args.outputs)]
     print(table(results))
     failed = False
     for result in results:
