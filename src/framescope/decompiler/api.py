@@ -8,7 +8,8 @@ from typing import Any, List, Optional, Tuple
 from framescope.decompiler.emit.cleanup import clean_body, strip_return_none
 from framescope.decompiler.function import TooLarge, body_of, function_def, guarded, lambda_expr, nested
 from framescope.decompiler.simulate.values import Function
-from framescope.decompiler.emit.unparse import NestedTooDeeply, percent_format, unparse
+from framescope.decompiler.emit.literals import percent_format
+from framescope.decompiler.emit.unparse import NestedTooDeeply, unparse
 from framescope.errors import DecompilationError
 
 #: Values a default argument may show as (anything else is left out of the signature).

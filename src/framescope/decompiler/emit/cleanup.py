@@ -11,8 +11,8 @@ import inspect
 from types import CodeType
 from typing import List
 
-from framescope.decompiler.simulate import marks
 from framescope.decompiler.frontend import versions
+from framescope.decompiler.simulate import marks
 from framescope.decompiler.simulate.expressions import negate
 from framescope.decompiler.simulate.sametree import same_tree
 from framescope.decompiler.simulate.simulator import AssertionErrorName, is_none
