@@ -3,7 +3,7 @@ import ast
 
 from framescope.decompiler.emit.cleanup import clean_body, strip_return_none
 from framescope.decompiler.emit.unparse import unparse
-from framescope.decompiler.simulate.simulator import AssertionErrorName
+from framescope.decompiler.simulate.state import AssertionErrorName
 
 
 def text(body):

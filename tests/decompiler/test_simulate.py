@@ -1,13 +1,14 @@
 """The simulate pass alone: canonical instructions run on symbols give expressions and statements."""
 import ast
 
+from framescope.decompiler.emit.unparse import unparse
+from framescope.decompiler.frontend import versions
 from framescope.decompiler.frontend.instructions import Instr
 from framescope.decompiler.frontend.opcodes import canonical_instructions
 from framescope.decompiler.simulate.expressions import negate
-from framescope.decompiler.simulate.simulator import Simulator, State
+from framescope.decompiler.simulate.simulator import Simulator
+from framescope.decompiler.simulate.state import State
 from framescope.decompiler.simulate.values import handler_entry_values
-from framescope.decompiler.frontend import versions
-from framescope.decompiler.emit.unparse import unparse
 
 
 def run(source: str) -> State:

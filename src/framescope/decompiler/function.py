@@ -10,17 +10,20 @@ import inspect
 from types import CodeType
 from typing import Any, Callable, Dict, List, Optional
 
-from framescope.decompiler.simulate import marks
-from framescope.decompiler.simulate import values as v
+from framescope.decompiler.emit.cleanup import clean_body, comprehension, function_body, class_body
+from framescope.decompiler.emit.unparse import NestedTooDeeply
+from framescope.decompiler.frontend.instructions import Instr
+from framescope.decompiler.frontend.opcodes import (
+    canonical_instructions, docstring, jumps_and_loops, used_locals,
+)
 from framescope.decompiler.graph.cfg import CFG
 from framescope.decompiler.graph.normalize import normalize
-from framescope.decompiler.emit.cleanup import clean_body, comprehension, function_body, class_body
-from framescope.decompiler.frontend.opcodes import canonical_instructions, docstring, jumps_and_loops, used_locals
+from framescope.decompiler.simulate import marks
+from framescope.decompiler.simulate import values as v
 from framescope.decompiler.simulate.signature import arguments
-from framescope.decompiler.frontend.instructions import Instr
-from framescope.decompiler.simulate.simulator import Simulator, State
+from framescope.decompiler.simulate.simulator import Simulator
+from framescope.decompiler.simulate.state import State
 from framescope.decompiler.structure.statements import Structurer
-from framescope.decompiler.emit.unparse import NestedTooDeeply
 from framescope.errors import DecompilationError
 
 

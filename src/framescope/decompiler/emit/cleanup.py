@@ -15,7 +15,7 @@ from framescope.decompiler.frontend import versions
 from framescope.decompiler.simulate import marks
 from framescope.decompiler.simulate.expressions import negate
 from framescope.decompiler.simulate.sametree import same_tree
-from framescope.decompiler.simulate.simulator import AssertionErrorName, is_none
+from framescope.decompiler.simulate.state import AssertionErrorName, is_none
 from framescope.decompiler.structure.comprehensions import build, collect
 from framescope.errors import DecompilationError
 

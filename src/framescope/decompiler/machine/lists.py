@@ -6,7 +6,7 @@ from framescope.decompiler.frontend.instructions import Instr
 from framescope.decompiler.machine.spilling import SpillingSimulator
 from framescope.decompiler.machine.values import NewList, constant_index, constant_slice
 from framescope.decompiler.simulate import values as v
-from framescope.decompiler.simulate.simulator import State, const_expr, make_slice, name
+from framescope.decompiler.simulate.state import State, const_expr, make_slice, name
 from framescope.errors import DecompilationError
 
 

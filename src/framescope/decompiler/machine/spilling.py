@@ -11,7 +11,8 @@ from framescope.decompiler.machine.values import (
 )
 from framescope.decompiler.simulate import marks
 from framescope.decompiler.simulate import values as v
-from framescope.decompiler.simulate.simulator import Simulator, State, as_store, name
+from framescope.decompiler.simulate.simulator import Simulator
+from framescope.decompiler.simulate.state import State, as_store, name
 from framescope.errors import DecompilationError
 
 

@@ -6,7 +6,7 @@ from typing import Any, List, Optional, Set, Tuple
 from framescope.decompiler.frontend.instructions import Instr
 from framescope.decompiler.simulate import marks
 from framescope.decompiler.simulate import values as v
-from framescope.decompiler.simulate.simulator import name
+from framescope.decompiler.simulate.state import name
 
 
 class Cell:

@@ -12,7 +12,7 @@ from framescope.decompiler.machine.lists import MachineSimulator
 from framescope.decompiler.machine.values import Cell, frozen_outputs, is_pure
 from framescope.decompiler.simulate import values as v
 from framescope.decompiler.simulate.signature import arguments, parameter_names
-from framescope.decompiler.simulate.simulator import State, name
+from framescope.decompiler.simulate.state import State, name
 from framescope.errors import DecompilationError
 
 

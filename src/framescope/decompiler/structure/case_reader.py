@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Callable, List, Optional, Tuple
 from framescope.decompiler.frontend import versions
 from framescope.decompiler.frontend.instructions import CONDITIONAL_JUMPS
 from framescope.decompiler.graph.cfg import Block
-from framescope.decompiler.simulate.simulator import State
+from framescope.decompiler.simulate.state import State
 from framescope.decompiler.structure.conditions import (
     Cond, collect_condition, is_builtin_check, simple_condition,
 )

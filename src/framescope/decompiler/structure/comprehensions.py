@@ -11,7 +11,7 @@ from typing import List, Optional
 
 from framescope.decompiler.simulate.expressions import negate
 from framescope.decompiler.simulate.sametree import same_tree
-from framescope.decompiler.simulate.simulator import CompAppend
+from framescope.decompiler.simulate.state import CompAppend
 from framescope.errors import DecompilationError
 
 

@@ -22,13 +22,13 @@ import ast
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, List, Optional
 
-from framescope.decompiler.simulate import marks
-from framescope.decompiler.simulate import values as v
 from framescope.decompiler.graph.cfg import Block
 from framescope.decompiler.graph.normalize import same_exit as copies_of_one_exit
 from framescope.decompiler.graph.normalize import same_handling, same_run
+from framescope.decompiler.simulate import marks
+from framescope.decompiler.simulate import values as v
 from framescope.decompiler.simulate.expressions import negate
-from framescope.decompiler.simulate.simulator import State
+from framescope.decompiler.simulate.state import State
 from framescope.errors import DecompilationError
 
 if TYPE_CHECKING:

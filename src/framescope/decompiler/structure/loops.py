@@ -10,15 +10,15 @@ comprehension and becomes an expression.
 import ast
 from typing import TYPE_CHECKING, Dict, List, Optional, Set, Tuple
 
-from framescope.decompiler.simulate import values as v
 from framescope.decompiler.frontend import versions
+from framescope.decompiler.frontend.instructions import Instr
 from framescope.decompiler.graph.cfg import Block, natural_loop
+from framescope.decompiler.graph.normalize import STATEMENT_ENDS, same_run
+from framescope.decompiler.simulate import values as v
+from framescope.decompiler.simulate.state import CompAppend, State
 from framescope.decompiler.structure.comprehensions import build as build_comprehension
 from framescope.decompiler.structure.comprehensions import collect as collect_generators
 from framescope.decompiler.structure.conditions import collect_condition
-from framescope.decompiler.frontend.instructions import Instr
-from framescope.decompiler.graph.normalize import STATEMENT_ENDS, same_run
-from framescope.decompiler.simulate.simulator import CompAppend, State
 from framescope.errors import DecompilationError
 
 if TYPE_CHECKING:  # pragma: no cover

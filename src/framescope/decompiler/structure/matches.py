@@ -3,7 +3,7 @@ import ast
 from typing import TYPE_CHECKING, List, Optional
 
 from framescope.decompiler.graph.cfg import Block
-from framescope.decompiler.simulate.simulator import State
+from framescope.decompiler.simulate.state import State
 from framescope.decompiler.structure.case_reader import Reader
 from framescope.decompiler.structure.conditions import Cond
 from framescope.decompiler.structure.patterns import (

@@ -8,15 +8,15 @@ the handler, its copies on the normal paths being skipped (`normalize.py` marks 
 import ast
 from typing import TYPE_CHECKING, List, Optional, Tuple
 
-from framescope.decompiler.simulate import marks
-from framescope.decompiler.simulate import values as v
 from framescope.decompiler.frontend import versions
+from framescope.decompiler.frontend.instructions import JUMPS, OR_POP_JUMPS, POP_JUMPS, Handler, Instr
 from framescope.decompiler.graph.cfg import Block, natural_loop, postdominators
 from framescope.decompiler.graph.handlers import IMPLICIT, TRY, WITH, HandlerMap
-from framescope.decompiler.frontend.instructions import JUMPS, OR_POP_JUMPS, POP_JUMPS, Handler, Instr
 from framescope.decompiler.graph.normalize import same_exit, same_handling, same_run
+from framescope.decompiler.simulate import marks
+from framescope.decompiler.simulate import values as v
 from framescope.decompiler.simulate.sametree import same_tree
-from framescope.decompiler.simulate.simulator import ExceptEnd, State
+from framescope.decompiler.simulate.state import ExceptEnd, State
 
 if TYPE_CHECKING:  # pragma: no cover
     from framescope.decompiler.structure.context import StructureContext

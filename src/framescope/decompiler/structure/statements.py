@@ -27,8 +27,11 @@ from framescope.decompiler.graph.cfg import CFG, Block
 from framescope.decompiler.graph.normalize import same_run
 from framescope.decompiler.simulate import values as v
 from framescope.decompiler.simulate.sametree import same_tree
-from framescope.decompiler.simulate.simulator import ExceptEnd, Simulator, State
-from framescope.decompiler.structure.conditions import Cond, boolop, collect_condition, is_builtin_check, negate
+from framescope.decompiler.simulate.simulator import Simulator
+from framescope.decompiler.simulate.state import ExceptEnd, State
+from framescope.decompiler.structure.conditions import (
+    Cond, boolop, collect_condition, is_builtin_check, negate,
+)
 from framescope.decompiler.structure.context import StructureContext
 from framescope.decompiler.structure.loops import Loop, LoopBuilder
 from framescope.decompiler.structure.matches import MatchBuilder

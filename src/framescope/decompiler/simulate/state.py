@@ -1,0 +1,160 @@
+"""The simulator's data: the walk state, the markers statements leave, and the helpers
+that build names and constants."""
+import ast
+from typing import Any, List, Optional
+
+from framescope.decompiler.simulate import values as v
+from framescope.decompiler.simulate.sametree import same_tree
+from framescope.errors import DecompilationError
+
+
+BINOPS = {
+    "+": ast.Add, "-": ast.Sub, "*": ast.Mult, "/": ast.Div, "//": ast.FloorDiv, "%": ast.Mod,
+    "**": ast.Pow, "@": ast.MatMult, "<<": ast.LShift, ">>": ast.RShift, "&": ast.BitAnd,
+    "|": ast.BitOr, "^": ast.BitXor,
+}
+CMPOPS = {"<": ast.Lt, "<=": ast.LtE, "==": ast.Eq, "!=": ast.NotEq, ">": ast.Gt, ">=": ast.GtE}
+UNARY = {"+": ast.UAdd, "-": ast.USub, "~": ast.Invert, "not": ast.Not}
+COMPREHENSIONS = ("<listcomp>", "<setcomp>", "<dictcomp>", "<genexpr>")
+
+
+class CompAppend(ast.stmt):
+    """A comprehension's ``LIST_APPEND``/``SET_ADD``/``MAP_ADD``: the element it adds."""
+
+    _fields = ("value", "key", "depth")
+
+
+class AssertionErrorName(ast.Name):
+    """``AssertionError`` as an ``assert`` statement loads it (not through the builtins)."""
+
+    _fields = ("id", "ctx")
+
+
+class ExceptEnd(ast.stmt):
+    """Where an except clause released its exception (``POP_EXCEPT``); removed after structuring."""
+
+    _fields = ()
+
+
+#: An unpacking target whose store the compiler dropped (see ``op_POP_TOP``).
+DEAD = ast.Name(id="_", ctx=ast.Store())
+
+
+class TupleGroup:
+    """Values a stack shuffle reordered for their stores, in the order they were pushed."""
+
+    def __init__(self, values: List[Any]) -> None:
+        self.values = values
+        #: (value, its assignment statement), in store order.
+        self.stores: List[Any] = []
+
+
+class State:
+    """The symbolic stack and the statements completed so far."""
+
+    def __init__(self, stack: Optional[list] = None) -> None:
+        self.stack: List[Any] = list(stack or [])
+        self.stmts: List[ast.stmt] = []
+        #: Stores of a tuple assignment seen so far: (target, value), in store order.
+        self.run: List[Any] = []
+        #: Set by ``POP_EXCEPT``: the except clause being built is over.
+        self.ended = False
+        #: Where the code after an ended clause continues inside its last block: (block, index).
+        self.tail = None
+
+    def push(self, value: Any) -> None:
+        self.stack.append(value)
+
+    def pop(self) -> Any:
+        if not self.stack:
+            raise DecompilationError("stack underflow")
+        return self.stack.pop()
+
+    def popn(self, n: int) -> List[Any]:
+        if n == 0:
+            return []
+        if len(self.stack) < n:
+            raise DecompilationError("stack underflow")
+        items = self.stack[-n:]
+        del self.stack[-n:]
+        return items
+
+    def copy(self) -> "State":
+        return State(self.stack)
+
+
+# One context object for every name, as ``ast.parse`` shares them: making one per name is
+# a noticeable part of building the statements (most nodes are names).
+LOAD, STORE = ast.Load(), ast.Store()
+
+
+def name(id_: str, store: bool = False) -> ast.Name:
+    return ast.Name(id=id_, ctx=STORE if store else LOAD)
+
+
+def const(value: Any) -> ast.expr:
+    return ast.Constant(value=value)
+
+
+def is_none(node: Any) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+def as_store(node: ast.expr) -> ast.expr:
+    """The same target in store context (for stores of names, attributes, subscripts)."""
+    if isinstance(node, ast.Name):
+        return name(node.id, True)
+    if isinstance(node, ast.Attribute):
+        return ast.Attribute(value=node.value, attr=node.attr, ctx=ast.Store())
+    if isinstance(node, ast.Subscript):
+        return ast.Subscript(value=node.value, slice=node.slice, ctx=ast.Store())
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return type(node)(elts=[as_store(e) for e in node.elts], ctx=ast.Store())
+    if isinstance(node, ast.Starred):
+        return ast.Starred(value=as_store(node.value), ctx=ast.Store())
+    return node
+
+
+def same_target(a: ast.expr, b: ast.expr) -> bool:
+    return same_tree(as_store(a), as_store(b))
+
+
+class ClassValue(v.Marker):
+    """A class built by ``__build_class__``, waiting for its name to be stored."""
+
+    def __init__(self, node: ast.ClassDef) -> None:
+        self.node = node
+
+
+def is_definition(func: v.Function) -> bool:
+    return func.code.co_name not in COMPREHENSIONS and func.code.co_name != "<lambda>"
+
+
+def make_slice(start: ast.expr, stop: ast.expr, step: Optional[ast.expr] = None) -> ast.Slice:
+    return ast.Slice(lower=None if is_none(start) else start, upper=None if is_none(stop) else stop,
+                     step=None if step is None or is_none(step) else step)
+
+
+def set_items(value: frozenset) -> List[ast.expr]:
+    """A frozenset constant's items as expressions, sorted so that the text does not depend
+    on hash randomisation."""
+    return [const_expr(x) for x in sorted(value, key=repr)]
+
+
+def const_expr(value: Any) -> ast.expr:
+    """An expression for a constant, spelled the way the compiler folds it back."""
+    if isinstance(value, tuple):
+        return ast.Tuple(elts=[const_expr(x) for x in value], ctx=ast.Load())
+    if isinstance(value, slice):  # 3.14 folds constant slices
+        return make_slice(const_expr(value.start), const_expr(value.stop),
+                          None if value.step is None else const_expr(value.step))
+    return ast.Constant(value=value)
+
+
+def const_value(node: Any) -> Any:
+    """The Python value of a constant expression (tuples of constants included)."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Tuple):
+        return tuple(const_value(e) for e in node.elts)
+    raise DecompilationError("expected a constant")
