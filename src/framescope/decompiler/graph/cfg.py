@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Dict, Hashable, List, Optional, Set, Tuple
 
 from framescope.decompiler.frontend.instructions import JUMPS, Handler, Instr
+from framescope.decompiler.graph.traversal import predecessors, reachable, successors_and_handler
 
 
 @dataclass(eq=False)
@@ -237,27 +238,13 @@ def dominators(entry: Block, blocks: List[Block]) -> DominatorTree:
     for block in blocks:
         if block.catch is not None:
             handler_preds.setdefault(block.catch, []).append(block)
-    idom = immediate_dominators(entry, _all_succs, lambda b: b.preds + handler_preds.get(b, []))
+    idom = immediate_dominators(entry, successors_and_handler, lambda b: b.preds + handler_preds.get(b, []))
     return DominatorTree(entry, idom)
 
 
-def _all_succs(block: Block) -> List[Block]:
-    succs = block.succs()
-    if block.catch is not None:
-        succs.append(block.catch)
-    return succs
-
-
 def natural_loop(header: Block, latches: List[Block]) -> Set[Block]:
-    body = {header}
-    work = [b for b in latches if b is not header]
-    while work:
-        block = work.pop()
-        if block in body:
-            continue
-        body.add(block)
-        work.extend(block.preds)
-    return body
+    """The blocks of the loop ``header`` heads: those that reach a latch without passing it."""
+    return reachable(latches, predecessors, exclude=header) | {header}
 
 
 def postdominators(cfg: CFG) -> Dict[Block, Optional[Block]]:
@@ -266,13 +253,7 @@ def postdominators(cfg: CFG) -> Dict[Block, Optional[Block]]:
     # A loop that never ends (``while True`` left only by return or raise inside a nested
     # statement) never reaches the exit: its jumps back count as leaving too, so that
     # the branches inside it still have the place where they meet.
-    reaches = set()
-    work = [b for b in blocks if not b.succs()]
-    while work:
-        block = work.pop()
-        if block not in reaches:
-            reaches.add(block)
-            work.extend(block.preds)
+    reaches = reachable([b for b in blocks if not b.succs()], predecessors)
     endless = {b for b in blocks if b not in reaches and any(s.index <= b.index for s in b.succs())}
     exit_node = Exit()
     leaving = [b for b in reversed(blocks) if not b.succs() or b in endless]

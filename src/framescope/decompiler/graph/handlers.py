@@ -9,8 +9,8 @@ builds a ``with`` statement from the last.
 """
 from typing import List
 
-from framescope.decompiler.graph.cfg import Block
 from framescope.decompiler.frontend.instructions import Handler, Instr
+from framescope.decompiler.graph.cfg import Block
 
 TRY = "try"
 WITH = "with"

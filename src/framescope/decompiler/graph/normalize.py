@@ -12,8 +12,9 @@
 """
 from typing import Any, List, Optional, Set, Tuple
 
-from framescope.decompiler.graph.cfg import CFG, Block
 from framescope.decompiler.frontend.instructions import OR_POP_JUMPS, Instr
+from framescope.decompiler.graph.cfg import CFG, Block
+from framescope.decompiler.graph.traversal import follow_jumps, reachable
 
 OPPOSITE = {"POP_JUMP_IF_FALSE": "POP_JUMP_IF_TRUE", "POP_JUMP_IF_TRUE": "POP_JUMP_IF_FALSE",
             "POP_JUMP_IF_NONE": "POP_JUMP_IF_NOT_NONE", "POP_JUMP_IF_NOT_NONE": "POP_JUMP_IF_NONE"}
@@ -344,6 +345,11 @@ def key(ins: Instr):
     return ins.op, type(ins.arg).__name__, repr(ins.arg)
 
 
+#: Lone jumps followed when comparing where a test and its copy leave (short: the compiler
+#: threads its own jumps, so a long chain there is code of another shape).
+SHORT_CHAIN = 4
+
+
 def match_test(head: Block, head_start: int, latch: Block, latch_start: int):
     """Head test block → the block of its copy, when the copy from ``latch`` repeats the test from ``head``."""
     pairs = {}
@@ -397,21 +403,12 @@ def test_successors(h: Block, hi: int, c: Block, ci: int, copies: Set[Block]):
     for target, copy in arms:
         if target is None or copy is None:
             return None
-        if same_exit(through_jumps(copy), through_jumps(target)):
+        if same_exit(follow_jumps(copy, SHORT_CHAIN), follow_jumps(target, SHORT_CHAIN)):
             continue  # both leave the test for the same place
         if target in copies:
             return None
         found.append((target, 0, copy, 0))
     return found
-
-
-def through_jumps(block: Block) -> Block:
-    """Where ``block`` leads when it is a lone jump (or a few in a row)."""
-    for _ in range(4):
-        if len(block.instrs) != 1 or block.last.op != "JUMP" or block.jump is None:
-            break
-        block = block.jump
-    return block
 
 
 def terminals(pairs) -> List[Block]:
@@ -435,14 +432,7 @@ def split_shared_headers(cfg: CFG) -> bool:
     for head, exit in list(cfg.loop_tests.items()):
         if head not in cfg.blocks or exit not in cfg.blocks or head is cfg.entry:
             continue
-        after: Set[Block] = set()
-        work = [exit]
-        while work:
-            block = work.pop()
-            if block in after or block is head:
-                continue
-            after.add(block)
-            work.extend(block.succs())
+        after = reachable([exit], exclude=head)
         outer = [p for p in head.preds if p in after and cfg.dom.dominates(head, p)]
         if not outer or any(b.handler is not None and b.handler.target == head.start for b in cfg.blocks):
             continue

@@ -14,6 +14,7 @@ from framescope.decompiler.frontend import versions
 from framescope.decompiler.frontend.instructions import Instr
 from framescope.decompiler.graph.cfg import Block, natural_loop
 from framescope.decompiler.graph.normalize import STATEMENT_ENDS, same_run
+from framescope.decompiler.graph.traversal import reachable, successors_and_handler
 from framescope.decompiler.simulate import values as v
 from framescope.decompiler.simulate.state import CompAppend, State
 from framescope.decompiler.structure.comprehensions import build as build_comprehension
@@ -196,18 +197,10 @@ class LoopBuilder:
         """
         if exit is None:
             return body
-        after: Set[Block] = set()
-        work = [exit]
+        starts = [exit]
         if header.instrs[0].op == "FOR_ITER":
-            work.extend(self.break_targets(header, body))
-        while work:
-            block = work.pop()
-            if block in after or block is header:
-                continue
-            after.add(block)
-            work.extend(block.succs())
-            if block.catch is not None:
-                work.append(block.catch)
+            starts.extend(self.break_targets(header, body))
+        after = reachable(starts, successors_and_handler, exclude=header)
         dom = self.ctx.cfg.dom
         extra = {b for b in self.ctx.cfg.blocks if b not in after and dom.dominates(header, b)
                  and not self.ends_clause(header, b)}

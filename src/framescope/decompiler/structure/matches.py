@@ -7,10 +7,11 @@ from framescope.decompiler.simulate.state import State
 from framescope.decompiler.structure.case_reader import Reader
 from framescope.decompiler.structure.conditions import Cond
 from framescope.decompiler.structure.patterns import (
-    Case, Next, NotAPattern, Pos, after, is_wildcard, like_assignment, same_stack, through,
+    Case, Next, NotAPattern, Pos, after, is_wildcard, like_assignment, same_stack,
     wildcard,
 )
 from framescope.errors import DecompilationError
+from framescope.decompiler.graph.traversal import follow_jumps
 
 if TYPE_CHECKING:
     from framescope.decompiler.structure.context import StructureContext
@@ -119,7 +120,7 @@ class MatchBuilder:
             escapes.update(b for b in (loop.header, loop.exit, loop.brk) if b is not None)
             escapes.update(loop.break_blocks)
         low = head.index
-        succs = {b: [through(s) for s in b.succs()] for b in blocks[low:]}
+        succs = {b: [follow_jumps(s) for s in b.succs()] for b in blocks[low:]}
 
         def closed(e: int) -> bool:
             return all(low <= s.index <= e or s in escapes for b in blocks[low:e] for s in succs[b])

@@ -214,15 +214,6 @@ def follow_pops(pos: Pos, stack: List[Any], floor: int, passed: Optional[List[Bl
     return None
 
 
-def through(block: Block) -> Block:
-    """Where a block that only jumps on leads (3.13+ keeps such blocks for line numbers)."""
-    seen = 0
-    while len(block.instrs) == 1 and block.last.op == "JUMP" and block.jump is not None and seen < 20:
-        block = block.jump
-        seen += 1
-    return block
-
-
 def same_stack(a: List[Any], b: List[Any]) -> bool:
     return len(a) == len(b) and all(x is y for x, y in zip(a, b))
 

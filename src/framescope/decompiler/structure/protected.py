@@ -13,6 +13,7 @@ from framescope.decompiler.frontend.instructions import JUMPS, OR_POP_JUMPS, POP
 from framescope.decompiler.graph.cfg import Block, natural_loop, postdominators
 from framescope.decompiler.graph.handlers import IMPLICIT, TRY, WITH, HandlerMap
 from framescope.decompiler.graph.normalize import same_exit, same_handling, same_run
+from framescope.decompiler.graph.traversal import follow_jumps, jump_chain
 from framescope.decompiler.simulate import marks
 from framescope.decompiler.simulate import values as v
 from framescope.decompiler.simulate.sametree import same_tree
@@ -612,22 +613,6 @@ def strip_reraise(body: List[ast.stmt]) -> Optional[List[ast.stmt]]:
         last.orelse = rest or []
         return body
     return None
-
-
-def follow_jumps(block: Optional[Block]) -> Optional[Block]:
-    chain = jump_chain(block)
-    return chain[-1] if chain else None
-
-
-def jump_chain(block: Optional[Block]) -> List[Block]:
-    """``block`` and the blocks it reaches through blocks that only jump, the last one doing more."""
-    chain: List[Block] = []
-    while block is not None and len(chain) <= 20:
-        chain.append(block)
-        if len(block.instrs) != 1 or block.last.op != "JUMP":
-            break
-        block = block.jump
-    return chain
 
 
 def strip_name_cleanup(body: List[ast.stmt], name: Optional[str]) -> List[ast.stmt]:

@@ -33,10 +33,11 @@ from framescope.decompiler.structure.conditions import (
     Cond, boolop, collect_condition, is_builtin_check, negate,
 )
 from framescope.decompiler.structure.context import StructureContext
-from framescope.decompiler.structure.loops import Loop, LoopBuilder
+from framescope.decompiler.structure.loops import LoopBuilder
 from framescope.decompiler.structure.matches import MatchBuilder
 from framescope.decompiler.structure.patterns import MATCH_STARTS
-from framescope.decompiler.structure.protected import ProtectedBuilder, follow_jumps, jump_chain
+from framescope.decompiler.structure.protected import ProtectedBuilder
+from framescope.decompiler.graph.traversal import follow_jumps, jump_chain, reachable
 from framescope.errors import DecompilationError
 
 class Structurer:
@@ -484,7 +485,7 @@ class Structurer:
         t, f = cond.true_block, cond.false_block
         if t is None or f is None or t is f:
             return None
-        common = reachable_before(t, stop) & reachable_before(f, stop)
+        common = reachable([t], stop=stop) & reachable([f], stop=stop)
         common.discard(stop)
         return min(common, key=lambda b: b.index) if common else None
 
@@ -499,7 +500,8 @@ class Structurer:
         loop = self.ctx.loops[-1]
         inner = stop if stop is not None and stop is not loop.header and stop in loop.body else None
         if cond.true_block is not None and cond.false_block is not None:
-            common = reachable(cond.true_block, loop, inner) & reachable(cond.false_block, loop, inner)
+            common = (reachable([cond.true_block], stop=inner, exclude=loop.header, inside=loop.body)
+                      & reachable([cond.false_block], stop=inner, exclude=loop.header, inside=loop.body))
             if common:
                 return min(common, key=lambda b: b.index)
         return inner
@@ -551,34 +553,6 @@ def is_bare_raise(instrs) -> bool:
 def ends_function(path: Optional[List[Block]]) -> bool:
     """Whether an exit path (see `exit_path`) ends in a return or raise."""
     return bool(path) and path[-1].last.op in ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE")
-
-
-def reachable(start: Block, loop: Loop, stop: Optional[Block]) -> set:
-    """The blocks of ``loop`` reached from ``start`` without going round it again or past ``stop``."""
-    seen = set()
-    work = [start]
-    while work:
-        block = work.pop()
-        if block is loop.header or block in seen or block not in loop.body:
-            continue
-        seen.add(block)
-        if block is not stop:
-            work.extend(block.succs())
-    return seen
-
-
-def reachable_before(start: Block, stop: Optional[Block]) -> set:
-    """The blocks reached from ``start`` without going past ``stop``."""
-    seen = set()
-    work = [start]
-    while work:
-        block = work.pop()
-        if block in seen:
-            continue
-        seen.add(block)
-        if block is not stop:
-            work.extend(block.succs())
-    return seen
 
 
 def uses_earlier(a: ast.AST, b: ast.AST, below: list) -> bool:
