@@ -62,7 +62,7 @@ def hoist_match_tail(stmt: ast.stmt, body: List[ast.stmt], after: int, returns: 
     cases = stmt.cases  # type: ignore[attr-defined]
     tails = [common_length(case.body, rest) for case in cases]
     shared = min([n for n in tails if n] or [0])
-    if not shared or any(not n and not ends_control(case.body) for n, case in zip(tails, cases)):
+    if not shared or any(not n and not last_leaves(case.body) for n, case in zip(tails, cases)):
         return
     before = rest[:len(rest) - shared]
     last = cases[-1]
@@ -84,7 +84,7 @@ def common_length(a: List[ast.stmt], b: List[ast.stmt]) -> int:
     return n
 
 
-def ends_control(body: List[ast.stmt]) -> bool:
+def last_leaves(body: List[ast.stmt]) -> bool:
     return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise, ast.Break, ast.Continue))
 
 

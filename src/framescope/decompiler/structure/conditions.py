@@ -218,7 +218,7 @@ def is_test_block(ctx: "StructureContext", block: Block, consumed) -> bool:
     return True
 
 
-def same_exit(a: Optional[Block], a_state: State, b: Optional[Block]) -> bool:
+def same_exit_after_pops(a: Optional[Block], a_state: State, b: Optional[Block]) -> bool:
     """Whether arm ``a`` goes where ``b`` goes: the same block, or pops then a copy of ``b``.
 
     3.12+ copies small exit blocks into their predecessors, so the clean-up of a
@@ -240,23 +240,23 @@ def fold(outer: Cond, side: str, inner: Cond) -> Optional[Cond]:
     """Fold ``inner`` (reached on ``side`` of ``outer``) into one condition, if they share a target."""
     a, b = outer.expr, inner.expr
     if side == "true":
-        if same_exit(outer.false_block, outer.false_state, inner.false_block) and \
+        if same_exit_after_pops(outer.false_block, outer.false_state, inner.false_block) and \
                 same_keeping(outer.false_kept, inner.false_kept, inner.false_block, inner.false_state):
             expr = boolop(ast.And(), a, b)
             return rebuild(expr, outer, inner.true_block, inner.true_state, inner.true_kept,
                            inner.false_block, inner.false_state, inner.false_kept)
-        if same_exit(outer.false_block, outer.false_state, inner.true_block) and \
+        if same_exit_after_pops(outer.false_block, outer.false_state, inner.true_block) and \
                 not inner.true_kept and not outer.false_kept:
             expr = boolop(ast.And(), a, negate(b))
             return rebuild(expr, outer, inner.false_block, inner.false_state, inner.false_kept,
                            inner.true_block, inner.true_state, False)
         return None
-    if same_exit(outer.true_block, outer.true_state, inner.true_block) and \
+    if same_exit_after_pops(outer.true_block, outer.true_state, inner.true_block) and \
             same_keeping(outer.true_kept, inner.true_kept, inner.true_block, inner.true_state):
         expr = boolop(ast.Or(), a, b)
         return rebuild(expr, outer, inner.true_block, inner.true_state, inner.true_kept,
                        inner.false_block, inner.false_state, inner.false_kept)
-    if same_exit(outer.true_block, outer.true_state, inner.false_block) and \
+    if same_exit_after_pops(outer.true_block, outer.true_state, inner.false_block) and \
             not inner.false_kept and not outer.true_kept:
         expr = boolop(ast.Or(), a, negate(b))
         return rebuild(expr, outer, inner.false_block, inner.false_state, False,

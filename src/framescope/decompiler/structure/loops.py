@@ -76,7 +76,7 @@ class LoopBuilder:
         if block.succs():
             return False
         target = copied_tail(tail, loop.exit)
-        if target is None and loop.tail is None and first is block and ends_function(tail):
+        if target is None and loop.tail is None and first is block and returns_after_statements(tail):
             # 3.12+ copied the code after the loop in place of the jump to it, and the loop's
             # ``else`` never gets there: this is the only copy of that code.
             loop.tail = (block, i + 1)
@@ -421,7 +421,7 @@ def has_append(stmts: List[ast.stmt]) -> bool:
     return False
 
 
-def ends_function(instrs: List[Instr]) -> bool:
+def returns_after_statements(instrs: List[Instr]) -> bool:
     """Whether ``instrs`` run statements and then return or raise without touching a loop iterator.
 
     A lone ``return <constant>`` is left as it is: inside the loop it compiles the same.

@@ -1,0 +1,146 @@
+"""The two arms of a branch: comparing and joining them, and how a statement list ends.
+
+Helpers of `statements.Structurer` that work on the statements and values an arm built,
+not on the walk.
+"""
+import ast
+import copy
+from typing import List, Optional
+
+from framescope.decompiler.graph.cfg import Block
+from framescope.decompiler.simulate.sametree import same_tree
+from framescope.decompiler.structure.conditions import negate
+
+
+def both_arms_leave(test: ast.expr, body: List[ast.stmt], orelse: List[ast.stmt]) -> List[ast.stmt]:
+    """The statements of an ``if`` neither of whose arms goes on (the one laid out first is the body)."""
+    shared = common_tail(body, orelse)
+    if shared:
+        # 3.11+ copies the code after an if/else into both arms when it is short.
+        body, orelse = body[:len(body) - len(shared)], orelse[:len(orelse) - len(shared)]
+        if not body:
+            test, body, orelse = negate(test), orelse, []
+        return ([ast.If(test=test, body=body, orelse=orelse)] if body else []) + shared
+    if body and orelse and ends_control(body):
+        # The other arm follows the body, which leaves.
+        return [ast.If(test=test, body=body, orelse=[])] + orelse
+    return [if_else(test, body, orelse)]
+
+
+def if_else(test: ast.expr, body: List[ast.stmt], orelse: List[ast.stmt]) -> ast.If:
+    """``if test: body else: orelse``, with a negated test when only the else arm has statements."""
+    if not body:
+        test, body, orelse = negate(test), orelse, []
+    return ast.If(test=test, body=body or [ast.Pass()], orelse=orelse)
+
+
+def releases(instrs) -> bool:
+    """Whether ``instrs`` only release handled exceptions (``POP_EXCEPT``, ``name = None; del name``)."""
+    i = 0
+    while i < len(instrs):
+        if instrs[i].op == "POP_EXCEPT":
+            i += 1
+        elif (i + 2 < len(instrs) and instrs[i].op == "LOAD_CONST" and instrs[i].arg is None
+              and instrs[i + 1].op.startswith("STORE_") and instrs[i + 2].op.startswith("DELETE_")
+              and instrs[i + 1].arg == instrs[i + 2].arg):
+            i += 3
+        else:
+            return False
+    return True
+
+
+def is_bare_raise(instrs) -> bool:
+    """A lone ``raise`` or the re-raise ending a ``finally`` (3.11+ copies such small exits after
+    ``POP_EXCEPT`` into an except clause)."""
+    return len(instrs) == 1 and instrs[0].op in ("RAISE_VARARGS", "RERAISE") and instrs[0].arg == 0
+
+
+def path_leaves_function(path: Optional[List[Block]]) -> bool:
+    """Whether an exit path (see `exit_path`) ends in a return or raise."""
+    return bool(path) and path[-1].last.op in ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE")
+
+
+def uses_earlier(a: ast.AST, b: ast.AST, below: list) -> bool:
+    """Whether ``a`` and ``b`` both use one of the expressions of ``below`` (a stack under a test)."""
+    return any(isinstance(x, ast.expr) and uses(a, x) and uses(b, x) for x in below)
+
+
+def uses(tree: ast.AST, node: ast.AST) -> bool:
+    """Whether ``node`` itself (not an equal copy) is part of ``tree``."""
+    return any(sub is node for sub in ast.walk(tree))
+
+
+def merge_difference(a: ast.AST, b: ast.AST, join) -> Optional[ast.AST]:
+    """``a`` with the one subexpression where it differs from ``b`` replaced by ``join(part_a, part_b)``."""
+    if same_tree(a, b):
+        return a
+    if type(a) is type(b):
+        fields = [name for name in a._fields if not same_value(getattr(a, name, None), getattr(b, name, None))]
+        if len(fields) == 1:
+            name = fields[0]
+            x, y = getattr(a, name), getattr(b, name)
+            if isinstance(a, ast.Slice):  # a missing bound is None
+                x = ast.Constant(value=None) if x is None else x
+                y = ast.Constant(value=None) if y is None else y
+            if isinstance(x, ast.AST) and isinstance(y, ast.AST):
+                part = merge_difference(x, y, join)
+                if part is None:
+                    return None
+                node = copy.copy(a)
+                setattr(node, name, part)
+                return node
+            if isinstance(x, list) and isinstance(y, list) and len(x) == len(y):
+                where = [i for i in range(len(x)) if not same_value(x[i], y[i])]
+                if len(where) == 1 and isinstance(x[where[0]], ast.AST) and isinstance(y[where[0]], ast.AST):
+                    part = merge_difference(x[where[0]], y[where[0]], join)
+                    if part is None:
+                        return None
+                    node = copy.copy(a)
+                    setattr(node, name, x[:where[0]] + [part] + x[where[0] + 1:])
+                    return node
+    if isinstance(a, ast.expr) and isinstance(b, ast.expr) and not isinstance(a, (ast.Starred, ast.Slice)):
+        return join(a, b)
+    return None
+
+
+def same_value(x, y) -> bool:
+    """Whether two field values print alike under ``ast.dump``: trees, lists of them, plain values."""
+    if isinstance(x, ast.AST) or isinstance(y, ast.AST):
+        return isinstance(x, ast.AST) and isinstance(y, ast.AST) and same_tree(x, y)
+    if isinstance(x, list) and isinstance(y, list):
+        return len(x) == len(y) and all(same_value(a, b) for a, b in zip(x, y))
+    return repr(x) == repr(y)
+
+
+def laid_out_first(a: Optional[Block], b: Optional[Block]) -> bool:
+    return a is not None and b is not None and a.index < b.index
+
+
+def common_tail(a: List[ast.stmt], b: List[ast.stmt]) -> List[ast.stmt]:
+    """The statements both lists end with, when those end in a return or raise."""
+    n = 0
+    while n < min(len(a), len(b)) and same_tree(a[-1 - n], b[-1 - n]):
+        n += 1
+    if not n or not isinstance(a[-1], (ast.Return, ast.Raise)):
+        return []
+    return a[len(a) - n:]
+
+
+def is_substantial(body: List[ast.stmt]) -> bool:
+    """Whether an arm is worth un-nesting: several statements, or a compound one."""
+    return len(body) > 1 or any(isinstance(s, (ast.If, ast.For, ast.While, ast.Try, ast.With, ast.AsyncFor,
+                                                 ast.AsyncWith)) for s in body)
+
+
+def ends_control(body: List[ast.stmt]) -> bool:
+    """Whether a statement list always leaves (its last statement returns, raises, breaks...)."""
+    if not body:
+        return False
+    last = body[-1]
+    if isinstance(last, (ast.Return, ast.Raise, ast.Break, ast.Continue)):
+        return True
+    if isinstance(last, ast.If):
+        return ends_control(last.body) and ends_control(last.orelse)
+    return False
+
+
