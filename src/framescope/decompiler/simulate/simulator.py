@@ -29,42 +29,46 @@ class Simulator(ValueSimulator):
     # -- stores ------------------------------------------------------------------------------------
     def store(self, state: State, target: ast.expr) -> None:
         value = state.pop()
-        if isinstance(value, v.UnpackSlot):
-            value.group.targets[value.index] = target
-            self.finish_unpack(state, value.group)
-            return
-        if isinstance(value, v.Inplace) and same_target(value.target, target):
-            self.emit(state, ast.AugAssign(target=as_store(target), op=value.op, value=value.value))
-            return
-        if isinstance(value, v.ImportedName):
-            asname = target.id if isinstance(target, ast.Name) else None
-            value.module.names.append((value.name, asname))
-            return
-        if isinstance(value, v.Module):
-            self.store_import(state, value, target)
-            return
         if isinstance(value, v.Function):
             stmt = self.nested(value, target)
             if stmt is not None:
                 self.emit(state, stmt)
                 return
             value = self.expr(value)
-        if isinstance(value, v.Bindable):
-            value.target = as_store(target)
+        elif self.store_marker(state, value, target):
             return
-        if isinstance(value, ClassValue):
+        self.store_value(state, value, target)
+
+    def store_marker(self, state: State, value: Any, target: ast.expr) -> bool:
+        """Store a marker value (an unpacked item, an import, a class...); False for other values."""
+        if isinstance(value, v.UnpackSlot):
+            value.group.targets[value.index] = target
+            self.finish_unpack(state, value.group)
+        elif isinstance(value, v.Inplace) and same_target(value.target, target):
+            self.emit(state, ast.AugAssign(target=as_store(target), op=value.op, value=value.value))
+        elif isinstance(value, v.ImportedName):
+            asname = target.id if isinstance(target, ast.Name) else None
+            value.module.names.append((value.name, asname))
+        elif isinstance(value, v.Module):
+            self.store_import(state, value, target)
+        elif isinstance(value, v.Bindable):
+            value.target = as_store(target)
+        elif isinstance(value, ClassValue):
             if not (isinstance(target, ast.Name) and target.id == value.node.name):
                 raise DecompilationError("class stored under another name")
             self.emit(state, value.node)
-            return
-        if isinstance(value, (v.SavedLocal, v.Namespace)):
-            return  # a 3.12+ comprehension restoring a local; 3.13+ saving a class's namespace
-        if isinstance(value, v.Chain):
+        elif isinstance(value, (v.SavedLocal, v.Namespace)):
+            pass  # a 3.12+ comprehension restoring a local; 3.13+ saving a class's namespace
+        elif isinstance(value, v.Chain):
             value.targets.append(as_store(target))
-            if state.stack and state.stack[-1] is value:
-                return
-            self.finish_chain(state, value)
-            return
+            if not (state.stack and state.stack[-1] is value):
+                self.finish_chain(state, value)
+        else:
+            return False
+        return True
+
+    def store_value(self, state: State, value: Any, target: ast.expr) -> None:
+        """Store an expression: an assignment, or part of a chained or tuple assignment."""
         if state.stack and state.stack[-1] is value:
             # The same value is still on the stack: ``a = b = value`` or ``(a := value)``.
             state.stack[-1] = v.Chain(value, [as_store(target)])
