@@ -25,8 +25,6 @@ is removed. torch is imported on first use, never by importing this module.
 """
 from __future__ import annotations
 
-import ast
-import builtins
 import dis
 import inspect
 import threading
@@ -35,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Hashable, List, Optional, Sequence, Tuple
 
 from framescope import torch_internals as _torch
-from framescope import torch_text
+from framescope.torch_text import render_guard
 from framescope.torch_internals import UnsupportedTorchError
 
 __all__ = [
@@ -432,81 +430,6 @@ def _local_names(code: types.CodeType) -> frozenset:
     return frozenset(code.co_varnames + code.co_cellvars + code.co_freevars)
 
 
-# Names that torch's guards use for Dynamo's own modules.
-_DYNAMO_NAMES = ("utils_device.",)
-
-
-def render_guard(code_parts: Sequence[str], local_names: Sequence[str] = ()) -> str:
-    """Render torch's guard code parts as one Python expression, plus comments.
-
-    Parts that have a Python meaning become clauses of a parenthesized ``and``; ``L['x']``
-    becomes ``x`` and ``G['x']`` becomes ``x`` (``globals()['x']`` when a local shadows
-    it). The rest (checks on torch's global state, parts that do not parse) follow as
-    ``#`` comments. The result always parses with :func:`ast.parse`.
-    """
-    names = frozenset(local_names)
-    clauses, others = [], []
-    for part in code_parts:
-        clause = _guard_clause(" ".join(part.split()), names)
-        if clause is None:
-            others.append("# " + " ".join(part.split()))
-        else:
-            clauses.append(clause)
-    if not clauses:
-        head = ["True"]
-    elif len(clauses) == 1:
-        head = [clauses[0]]
-    else:
-        head = ["("] + ["    " + clauses[0]] + ["    and " + c for c in clauses[1:]] + [")"]
-    return "\n".join(head + others)
-
-
-def _guard_clause(part: str, names: frozenset) -> Optional[str]:
-    """One guard code part as a Python expression, or None."""
-    part, type_name = torch_text.split_type_suffix(part)
-    part = torch_text.unscoped(part, names)
-    check = torch_text.id_check(part)
-    if check is not None:
-        if check.kind == "type":
-            if type_name is not None and hasattr(builtins, type_name):
-                return "type(%s) is %s" % (check.subject, type_name)
-            return "id(type(%s)) == %s" % (check.subject, check.number)
-        return "id(%s) == %s" % (check.subject, check.number)
-    tensor = torch_text.tensor_check(part)
-    if tensor is not None:
-        return _tensor_clause(tensor)
-    if "___" in part or part.startswith(_DYNAMO_NAMES):  # meaningless outside Dynamo
-        return None
-    try:
-        ast.parse(part, mode="eval")
-    except SyntaxError:
-        return None
-    return part
-
-
-def _tensor_clause(tensor: torch_text.TensorCheck) -> str:
-    subject, dtype, requires_grad = tensor.subject, tensor.dtype, tensor.requires_grad
-    size, stride = tensor.size, tensor.stride
-    clauses = ["%s.dtype == %s" % (subject, dtype), "%s.requires_grad is %s" % (subject, requires_grad)]
-    sizes, strides = _dims(size), _dims(stride)
-    if "None" in sizes:  # a dynamic dimension: check the known ones one by one
-        clauses.append("%s.dim() == %d" % (subject, len(sizes)))
-    for what, dims in (("size", sizes), ("stride", strides)):
-        if "None" in dims:
-            clauses += ["%s.%s(%d) == %s" % (subject, what, i, d) for i, d in enumerate(dims) if d != "None"]
-        else:
-            clauses.append("%s.%s() == %s" % (subject, what, _tuple_text(dims)))
-    return " and ".join(clauses)
-
-
-def _tuple_text(items: List[str]) -> str:
-    return "(%s,)" % items[0] if len(items) == 1 else "(%s)" % ", ".join(items)
-
-
-def _dims(text: str) -> List[str]:
-    return [d.strip() for d in text.split(",") if d.strip()]
-
-
 # --------------------------------------------------------------------------- dispatcher
 
 
@@ -666,7 +589,8 @@ def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or "(no message)"
 
 
-_OWN_FILES = frozenset([_where.__code__.co_filename, _torch.load.__code__.co_filename])
+_OWN_FILES = frozenset([_where.__code__.co_filename, _torch.load.__code__.co_filename,
+                        render_guard.__code__.co_filename])
 # framescope's code that installs, removes or reads the callback: the hook must stay on for
 # it (see _Session.__call__).
 _HOOK_AWARE = frozenset(

@@ -1,5 +1,5 @@
 """torch's text formats, read in one place: compile ids, the names torch gives to what it
-generates, guard code parts, recompile and graph-break reasons, limits, stack traces.
+generates, guard code parts (and those parts as a Python expression), recompile and graph-break reasons, limits, stack traces.
 
 torch writes these for people, not programs, and changes them between releases; each is
 parsed here once, with the releases whose spelling a pattern allows. Nothing here imports
@@ -8,9 +8,11 @@ touches torch's objects.
 """
 from __future__ import annotations
 
+import ast
+import builtins
 import json
 import re
-from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Tuple
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 # --------------------------------------------------------------------------- compile ids
 
@@ -379,3 +381,81 @@ def without_graph_id(listing: str) -> str:
     """A graph listing without the ``# graph id`` torch ends some with: a number that
     changes between runs."""
     return _GRAPH_ID.sub("\n", listing)
+
+
+# --------------------------------------------------------------------------- guards as Python
+
+
+# Names that torch's guards use for Dynamo's own modules.
+_DYNAMO_NAMES = ("utils_device.",)
+
+
+def render_guard(code_parts: Sequence[str], local_names: Sequence[str] = ()) -> str:
+    """Render torch's guard code parts as one Python expression, plus comments.
+
+    Parts that have a Python meaning become clauses of a parenthesized ``and``; ``L['x']``
+    becomes ``x`` and ``G['x']`` becomes ``x`` (``globals()['x']`` when a local shadows
+    it). The rest (checks on torch's global state, parts that do not parse) follow as
+    ``#`` comments. The result always parses with :func:`ast.parse`.
+    """
+    names = frozenset(local_names)
+    clauses, others = [], []
+    for part in code_parts:
+        clause = _guard_clause(" ".join(part.split()), names)
+        if clause is None:
+            others.append("# " + " ".join(part.split()))
+        else:
+            clauses.append(clause)
+    if not clauses:
+        head = ["True"]
+    elif len(clauses) == 1:
+        head = [clauses[0]]
+    else:
+        head = ["("] + ["    " + clauses[0]] + ["    and " + c for c in clauses[1:]] + [")"]
+    return "\n".join(head + others)
+
+
+def _guard_clause(part: str, names: frozenset) -> Optional[str]:
+    """One guard code part as a Python expression, or None."""
+    part, type_name = split_type_suffix(part)
+    part = unscoped(part, names)
+    check = id_check(part)
+    if check is not None:
+        if check.kind == "type":
+            if type_name is not None and hasattr(builtins, type_name):
+                return "type(%s) is %s" % (check.subject, type_name)
+            return "id(type(%s)) == %s" % (check.subject, check.number)
+        return "id(%s) == %s" % (check.subject, check.number)
+    tensor = tensor_check(part)
+    if tensor is not None:
+        return _tensor_clause(tensor)
+    if "___" in part or part.startswith(_DYNAMO_NAMES):  # meaningless outside Dynamo
+        return None
+    try:
+        ast.parse(part, mode="eval")
+    except SyntaxError:
+        return None
+    return part
+
+
+def _tensor_clause(tensor: TensorCheck) -> str:
+    subject, dtype, requires_grad = tensor.subject, tensor.dtype, tensor.requires_grad
+    size, stride = tensor.size, tensor.stride
+    clauses = ["%s.dtype == %s" % (subject, dtype), "%s.requires_grad is %s" % (subject, requires_grad)]
+    sizes, strides = _dims(size), _dims(stride)
+    if "None" in sizes:  # a dynamic dimension: check the known ones one by one
+        clauses.append("%s.dim() == %d" % (subject, len(sizes)))
+    for what, dims in (("size", sizes), ("stride", strides)):
+        if "None" in dims:
+            clauses += ["%s.%s(%d) == %s" % (subject, what, i, d) for i, d in enumerate(dims) if d != "None"]
+        else:
+            clauses.append("%s.%s() == %s" % (subject, what, _tuple_text(dims)))
+    return " and ".join(clauses)
+
+
+def _tuple_text(items: List[str]) -> str:
+    return "(%s,)" % items[0] if len(items) == 1 else "(%s)" % ", ".join(items)
+
+
+def _dims(text: str) -> List[str]:
+    return [d.strip() for d in text.split(",") if d.strip()]

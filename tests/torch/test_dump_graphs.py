@@ -17,7 +17,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from framescope.dump import graphs  # noqa: E402
+from framescope.dump import graphs, naming  # noqa: E402
 
 pytestmark = pytest.mark.torch
 
@@ -690,11 +690,11 @@ def test_importing_the_modules_does_not_import_torch(run_python):
 
 
 def test_shape_text():
-    assert graphs.shape_text(torch.zeros(4, 8)) == "f32[4, 8]"
-    assert graphs.shape_text(torch.tensor(3)) == "i64[]"
-    assert graphs.shape_text(torch.zeros(2, dtype=torch.bool)) == "b8[2]"
-    assert graphs.shape_text(torch.zeros(1, dtype=torch.bfloat16)) == "bf16[1]"
-    assert graphs.shape_text(3) == "int"
+    assert naming.shape_text(torch.zeros(4, 8)) == "f32[4, 8]"
+    assert naming.shape_text(torch.tensor(3)) == "i64[]"
+    assert naming.shape_text(torch.zeros(2, dtype=torch.bool)) == "b8[2]"
+    assert naming.shape_text(torch.zeros(1, dtype=torch.bfloat16)) == "bf16[1]"
+    assert naming.shape_text(3) == "int"
     assert graphs.graph_file("__compiled_fn_3", "aot_forward") == "__compiled_fn_3.aot_forward.py"
 
 

@@ -39,7 +39,6 @@ skips the stages a dump shows.
 from __future__ import annotations
 
 import json
-import re
 import threading
 import types
 import weakref
@@ -47,19 +46,15 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from framescope import torch_internals, torch_text
 from framescope.dump import naming
-from framescope.dump.naming import sanitise
+from framescope.dump.graph_files import (
+    code_tree, graph_modules, graph_signature, listing, module_functions, module_source,
+    placeholder_inputs, swap_code,
+)
+from framescope.dump.naming import shape_text
 
 __all__ = ["start", "stop", "graph_file", "shape_text"]
 
 # Abbreviations torch itself uses for dtypes in graph listings ("f32[4, 8]").
-_DTYPES = {
-    "float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "bf16",
-    "float8_e4m3fn": "f8e4m3fn", "float8_e5m2": "f8e5m2",
-    "int64": "i64", "int32": "i32", "int16": "i16", "int8": "i8", "uint8": "u8",
-    "uint16": "u16", "uint32": "u32", "uint64": "u64", "bool": "b8",
-    "complex64": "c64", "complex128": "c128", "complex32": "c32",
-}
-
 # Stage of each structured-trace artifact framescope writes, by (forward?, name).
 _TRACE_STAGES = {
     "aot_joint_graph": "aot_joint",
@@ -94,19 +89,6 @@ _STAGE_TITLES = {
 def graph_file(name: str, stage: str) -> str:
     """The dump file of one stage of a graph: ``__compiled_fn_1.dynamo.py``."""
     return "%s.%s.py" % (name, stage)
-
-
-def shape_text(value: object) -> str:
-    """A graph input as torch lists it: ``f32[4, 8]``, ``i64[]``, ``Sym(s0)``, ``int``."""
-    shape = getattr(value, "shape", None)
-    dtype = getattr(value, "dtype", None)
-    if shape is not None and dtype is not None:
-        kind = str(dtype).replace("torch.", "")
-        return "%s[%s]" % (_DTYPES.get(kind, kind), ", ".join(str(size) for size in shape))
-    kind = type(value).__name__
-    if kind in ("SymInt", "SymFloat", "SymBool"):
-        return "Sym(%s)" % value
-    return kind
 
 
 class _Graph:
@@ -283,7 +265,7 @@ class GraphDumper:
         nodes = list(gm.graph.nodes)
         graph.nodes = len(nodes)
         graph.ops = sum(1 for node in nodes if node.op in ("call_function", "call_method", "call_module"))
-        graph.inputs = [shape for _name, shape, _source in _placeholder_inputs(gm, example_inputs, False)]
+        graph.inputs = [shape for _name, shape, _source in placeholder_inputs(gm, example_inputs, False)]
         with self.session.lock:
             self.graphs[name] = graph
         return graph
@@ -319,7 +301,7 @@ class GraphDumper:
                 return compiler(gm, example_inputs, *args, **kwargs)
             before = None
             try:
-                before = _graph_signature(gm)
+                before = graph_signature(gm)
                 dumper._write_module(graph, stage, gm, example_inputs, run=False)
             except Exception as exc:
                 dumper._warn("could not dump %s of %s: %s" % (stage, graph.name, exc))
@@ -334,7 +316,7 @@ class GraphDumper:
                     graph.runs.remove("dynamo")
                 if dumper._run_output_code(result):
                     pass  # Inductor: its wrapper module runs, not the FX graph
-                elif before is not None and _graph_signature(gm) == before:
+                elif before is not None and graph_signature(gm) == before:
                     # A compiler that kept the graph as it was (aot_eager's) runs its
                     # forward: dump it again with the code generator the compiler chose
                     # (a boxed signature) and run that.
@@ -400,7 +382,7 @@ class GraphDumper:
         text, self._context.pre_grad = self._context.pre_grad, None
         if text is not None:
             try:
-                self._write(graph, prefix + "pre_grad", self._header(graph, prefix + "pre_grad", None) + _listing(text))
+                self._write(graph, prefix + "pre_grad", self._header(graph, prefix + "pre_grad", None) + listing(text))
             except Exception as exc:
                 self._warn("could not dump %spre_grad of %s: %s" % (prefix, graph.name, exc))
 
@@ -438,7 +420,7 @@ class GraphDumper:
                 if path:
                     self._output_code[str(path)] = (graph, stage, header + text)
             else:
-                self._write(graph, stage, self._header(graph, stage, None) + _listing(text))
+                self._write(graph, stage, self._header(graph, stage, None) + listing(text))
             self._save(graph)
         except Exception as exc:
             self._warn("could not dump %s of %s: %s" % (stage, graph.name, exc))
@@ -452,26 +434,26 @@ class GraphDumper:
         module's forward run the code compiled from that file."""
         import torch
 
-        modules = _graph_modules(gm)
+        modules = graph_modules(gm)
         if run:
             for _qualname, module in modules:  # parents first: they reset their children
                 if not torch_internals.is_generated_function(vars(type(module)).get("forward")):
                     # A lazily compiled GraphModule has no generated forward yet.
                     torch.fx.GraphModule.recompile(module)
-        inputs = _placeholder_inputs(gm, example_inputs, stage == "dynamo")
-        text = self._header(graph, stage, inputs) + _module_source(gm)
+        inputs = placeholder_inputs(gm, example_inputs, stage == "dynamo")
+        text = self._header(graph, stage, inputs) + module_source(gm)
         path = self._write(graph, stage, text)
         if not run:
             return
         code = compile(text, str(path), "exec", dont_inherit=True)
-        functions = _code_tree(code)
+        functions = code_tree(code)
         swapped = 0
         for qualname, module in modules:
             new = functions.get(qualname + "forward")
             forward = vars(type(module)).get("forward")
             # Only a forward torch.fx generated for this very module: a lazy module's
             # placeholder forward is one function shared by every such module.
-            if new is not None and torch_internals.is_generated_function(forward) and _swap_code(forward, new):
+            if new is not None and torch_internals.is_generated_function(forward) and swap_code(forward, new):
                 swapped += 1
         if swapped:
             if stage not in graph.runs:
@@ -491,11 +473,11 @@ class GraphDumper:
             self._warn("Inductor's output code runs from torch's cache folder, not the dump")
             return True
         graph, stage, text = self._output_code.pop(code.co_filename)
-        new_functions = _code_tree(compile(text, str(self.session.path_of(graph_file(graph.name, stage))), "exec", dont_inherit=True))
+        new_functions = code_tree(compile(text, str(self.session.path_of(graph_file(graph.name, stage))), "exec", dont_inherit=True))
         swapped = 0
-        for qualname, old in _module_functions(function.__globals__, code.co_filename):
+        for qualname, old in module_functions(function.__globals__, code.co_filename):
             new = new_functions.get(qualname)
-            if new is not None and _swap_code(old, new):
+            if new is not None and swap_code(old, new):
                 swapped += 1
         if swapped and stage not in graph.runs:
             graph.runs.append(stage)
@@ -543,152 +525,6 @@ class GraphDumper:
             self.session.warn(message)
         except Exception:  # a session torn down under us: nothing left to tell
             pass
-
-
-# --------------------------------------------------------------------------- helpers
-
-
-def _graph_signature(gm: Any) -> Tuple[Tuple[str, str, str], ...]:
-    """The graph's nodes as (op, name, target) triples: equal while no pass changed it."""
-    return tuple((node.op, node.name, str(node.target)) for node in gm.graph.nodes)
-
-
-def _placeholder_inputs(
-    gm: Any, example_inputs: Sequence[Any], dynamo: bool
-) -> List[Tuple[str, str, Optional[str]]]:
-    """(name, shape text, user expression) of each graph input, for the file header."""
-    rows = []
-    placeholders = [node for node in gm.graph.nodes if node.op == "placeholder"]
-    for i, node in enumerate(placeholders):
-        value = node.meta.get("val", node.meta.get("example_value"))
-        if value is None and i < len(example_inputs):
-            value = example_inputs[i]
-        source = torch_internals.graph_input_source(node) if dynamo else None
-        name = node.target if isinstance(node.target, str) else node.name
-        rows.append((name, shape_text(value) if value is not None else "?", _user_expression(source)))
-    return rows
-
-
-def _user_expression(source: Optional[str]) -> Optional[str]:
-    """torch's source text made readable: ``L['self']._modules['lin']._parameters['w']``
-    -> ``self.lin.w``."""
-    if not source:
-        return None
-    return torch_text.user_expression(source)
-
-
-def _module_source(gm: Any) -> str:
-    """The readable code of a GraphModule: its forward (with shapes on every line), then a
-    class per submodule GraphModule holding that one's forward."""
-    parts = [_verbose_code(gm)]
-    for qualname, module in _graph_modules(gm):
-        if not qualname:
-            continue
-        names = qualname.rstrip(".").split(".")
-        depth = len(names) - 1
-        body = _verbose_code(module)
-        parts.append(
-            _indent("# self.%s\nclass %s:\n" % (".".join(names), names[-1]), depth)
-            + _indent(body, depth + 1)
-        )
-    return "\n\n".join(parts)
-
-
-def _verbose_code(gm: Any) -> str:
-    code = gm.graph.python_code(root_module="self", verbose=True, include_stride=True, include_device=True)
-    return code.src.strip("\n") + "\n"
-
-
-def _indent(text: str, depth: int) -> str:
-    pad = "    " * depth
-    return "".join(pad + line if line.strip() else line for line in text.splitlines(True))
-
-
-def _graph_modules(gm: Any) -> List[Tuple[str, Any]]:
-    """(qualified name with a trailing dot, or "" for gm itself; module) of gm and every
-    GraphModule below it, parents first; only modules reached through GraphModules."""
-    import torch
-
-    found: List[Tuple[str, Any]] = []
-
-    def walk(module: Any, prefix: str) -> None:
-        found.append((prefix, module))
-        for child_name, child in module.named_children():
-            if isinstance(child, torch.fx.GraphModule) and child_name.isidentifier():
-                walk(child, prefix + child_name + ".")
-
-    walk(gm, "")
-    return found
-
-
-def _code_tree(code: types.CodeType) -> Dict[str, types.CodeType]:
-    """Every function code object in a module's code, by its dotted path of names
-    (``forward``, ``wrap_body_0.forward``, ``Runner.call``); nested code keeps the first."""
-    found: Dict[str, types.CodeType] = {}
-
-    def walk(parent: types.CodeType, prefix: str) -> None:
-        for const in parent.co_consts:
-            if isinstance(const, types.CodeType):
-                path = prefix + const.co_name
-                found.setdefault(path, const)
-                walk(const, path + ".")
-
-    walk(code, "")
-    return found
-
-
-def _module_functions(namespace: Dict[str, Any], filename: str) -> List[Tuple[str, Any]]:
-    """The functions a module defined from ``filename``, including its classes' methods:
-    (qualified name, function)."""
-    found: Dict[str, Any] = {}
-    for value in list(namespace.values()):
-        members = vars(value).values() if isinstance(value, type) else [value]
-        for member in members:
-            member = getattr(member, "__func__", member)
-            if (
-                isinstance(member, types.FunctionType)
-                and member.__code__.co_filename == filename
-                and "<locals>" not in member.__qualname__
-            ):
-                found.setdefault(member.__qualname__, member)
-    return list(found.items())
-
-
-def _swap_code(function: object, new: types.CodeType) -> bool:
-    """Make ``function`` run ``new`` if both are the same code apart from lines, names of
-    the file and annotations; return whether it did."""
-    old = getattr(function, "__code__", None)
-    if not isinstance(old, types.CodeType):
-        return False
-    if (
-        old.co_freevars != new.co_freevars
-        or old.co_argcount != new.co_argcount
-        or old.co_kwonlyargcount != new.co_kwonlyargcount
-        or old.co_varnames[: old.co_argcount] != new.co_varnames[: new.co_argcount]
-        or set(old.co_names) != set(new.co_names)
-    ):
-        return False
-    function.__code__ = new  # type: ignore[attr-defined]
-    return True
-
-
-def _listing(text: str) -> str:
-    """A graph listing from torch's trace as a valid, stable Python file."""
-    text = torch_text.without_graph_id(text)  # else two dumps of one program would differ
-    # Listings name the module's class after the module, which may be "<lambda>".
-    text = re.sub(
-        r"^(\s*class )([^\s(:]+)(?=\()",
-        lambda m: m.group(1) + (m.group(2) if m.group(2).isidentifier() else sanitise(m.group(2))),
-        text,
-        flags=re.M,
-    )
-    try:
-        compile(text, "<listing>", "exec", dont_inherit=True)
-    except SyntaxError as exc:
-        # Keep what torch printed, readable, in a file that still compiles.
-        note = "# torch's listing is not valid Python (%s); shown as comments.\n" % exc.msg
-        return note + "".join("# " + line for line in text.splitlines(True))
-    return text
 
 
 # --------------------------------------------------------------------------- the core's calls

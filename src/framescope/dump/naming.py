@@ -14,7 +14,6 @@ import types
 from typing import Dict, Mapping, Optional, Set, Tuple
 
 
-
 def qualname(code: types.CodeType) -> str:
     """The qualified name of a code object's function (``Net.forward``).
 
@@ -30,6 +29,29 @@ def qualname(code: types.CodeType) -> str:
     return code.co_name
 
 
+#: torch's short names of dtypes, as its graph listings print them.
+DTYPES = {
+    "float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "bf16",
+    "float8_e4m3fn": "f8e4m3fn", "float8_e5m2": "f8e5m2",
+    "int64": "i64", "int32": "i32", "int16": "i16", "int8": "i8", "uint8": "u8",
+    "uint16": "u16", "uint32": "u32", "uint64": "u64", "bool": "b8",
+    "complex64": "c64", "complex128": "c128", "complex32": "c32",
+}
+
+
+def shape_text(value: object) -> str:
+    """A graph input as torch lists it: ``f32[4, 8]``, ``i64[]``, ``Sym(s0)``, ``int``."""
+    shape = getattr(value, "shape", None)
+    dtype = getattr(value, "dtype", None)
+    if shape is not None and dtype is not None:
+        kind = str(dtype).replace("torch.", "")
+        return "%s[%s]" % (DTYPES.get(kind, kind), ", ".join(str(size) for size in shape))
+    kind = type(value).__name__
+    if kind in ("SymInt", "SymFloat", "SymBool"):
+        return "Sym(%s)" % value
+    return kind
+
+
 #: Plain values whose repr a dump shows; anything else is shown by its type.
 _SHOWN = (bool, int, float, complex, str, bytes, type(None))
 
@@ -43,8 +65,6 @@ def describe_values(values: Mapping[str, object], limit: int = 80) -> Dict[str, 
     for name, value in values.items():
         kind = type(value)
         if torch is not None and isinstance(value, torch.Tensor):
-            from framescope.dump.graphs import shape_text
-
             text = shape_text(value)
         elif kind in _SHOWN:
             text = repr(value)

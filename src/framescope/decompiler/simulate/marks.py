@@ -12,6 +12,8 @@ import ast
 from typing import Any
 
 _ATTRIBUTE = "_framescope_marks"
+#: The marks of a node that has none (shared: `mark` never changes a node's dictionary).
+_NO_MARKS: dict = {}
 
 #: Written by the simulator on a value ``COPY`` duplicated; popping such a value is clean-up,
 #: not an expression statement, and its store is not part of a shuffled tuple assignment.
@@ -36,11 +38,11 @@ FIXED = "fixed"
 
 def mark(node: ast.AST, name: str, value: Any = True) -> None:
     """Leave the fact ``name`` (one of this module's constants) on ``node``."""
-    marks = dict(getattr(node, _ATTRIBUTE, {}))
+    marks = dict(getattr(node, _ATTRIBUTE, _NO_MARKS))
     marks[name] = value
     setattr(node, _ATTRIBUTE, marks)
 
 
 def marked(node: Any, name: str, default: Any = False) -> Any:
     """The fact ``name`` left on ``node`` (``default`` when none was; ``node`` may be any value)."""
-    return getattr(node, _ATTRIBUTE, {}).get(name, default)
+    return getattr(node, _ATTRIBUTE, _NO_MARKS).get(name, default)
