@@ -14,6 +14,7 @@ from typing import Any, List, Optional, Set, Tuple
 
 from framescope.decompiler.frontend.instructions import OR_POP_JUMPS, Instr
 from framescope.decompiler.graph.cfg import CFG, Block
+from framescope.decompiler.graph.handlers import TRY, HandlerMap
 from framescope.decompiler.graph.traversal import follow_jumps, reachable
 
 OPPOSITE = {"POP_JUMP_IF_FALSE": "POP_JUMP_IF_TRUE", "POP_JUMP_IF_TRUE": "POP_JUMP_IF_FALSE",
@@ -73,8 +74,6 @@ def mark_finally_copies(cfg: CFG) -> bool:
     is cut; ``cfg.finally_copies`` maps the copy's first block to the handler block and
     ``cfg.finally_after`` to the block where the normal path goes on.
     """
-    from framescope.decompiler.graph.handlers import TRY, HandlerMap
-
     hmap = HandlerMap(cfg)
     changed = False
     handlers = {b.handler for b in cfg.blocks if b.handler is not None}
