@@ -431,11 +431,16 @@ def _guard_clause(part: str, names: frozenset) -> Optional[str]:
         return _tensor_clause(tensor)
     if "___" in part or part.startswith(_DYNAMO_NAMES):  # meaningless outside Dynamo
         return None
+    return part if parses(part) else None
+
+
+def parses(text: str) -> bool:
+    """Whether ``text`` is one Python expression."""
     try:
-        ast.parse(part, mode="eval")
+        ast.parse(text, mode="eval")
     except SyntaxError:
-        return None
-    return part
+        return False
+    return True
 
 
 def _tensor_clause(tensor: TensorCheck) -> str:

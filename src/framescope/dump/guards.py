@@ -117,12 +117,12 @@ def _clause(part: str) -> Clause:
         return Clause("___check_global_state(%r)" % keep, flat)
     text, type_name = torch_text.split_type_suffix(text)
     check = torch_text.id_check(text)
-    if check is not None and _parses(check.subject):
+    if check is not None and torch_text.parses(check.subject):
         if check.kind == "type" and type_name is not None and _spelled(type_name):
             return Clause("type(%s) is %s" % (check.subject, type_name), flat)
         return Clause("___check_%s_id(%s, %s)" % check, flat if type_name is not None else None)
     tensor = torch_text.tensor_check(text)
-    if tensor is not None and _parses(tensor.subject):
+    if tensor is not None and torch_text.parses(tensor.subject):
         return Clause("___check_tensor(%s, %s, %s, %s, [%s], [%s])" % tensor, flat)
     if _usable(text):
         return Clause(text, None)
@@ -134,14 +134,6 @@ def _spelled(type_name: str) -> bool:
     if "." not in type_name:
         return hasattr(builtins, type_name)
     return re.fullmatch(r"torch(\.[A-Za-z_]\w*)+", type_name) is not None
-
-
-def _parses(text: str) -> bool:
-    try:
-        ast.parse(text, mode="eval")
-    except SyntaxError:
-        return False
-    return True
 
 
 def _usable(text: str) -> bool:

@@ -117,7 +117,7 @@ class LoopBuilder:
             if target is not None and target not in body and block.instrs[0].op == "POP_TOP":
                 tally.note(target, block)
                 continue
-            if is_for and exit is not None and not block.succs() and self.break_copy_exit(block, exit, tally):
+            if is_for and exit is not None and not block.succs() and tally.break_copy(block):
                 continue
             for succ in block.succs():
                 if succ not in body and succ is not exit:
@@ -130,18 +130,6 @@ class LoopBuilder:
         if meeting is not None:
             brk = meeting
         return brk, via.get(brk, set())
-
-    def break_copy_exit(self, block: Block, exit: Block, tally: "ExitTally") -> bool:
-        """Count a ``break`` followed by a copy of the code after the loop; whether ``block`` is one."""
-        index = break_copy(block, exit)
-        if index is None:
-            return False
-        tail = copied_tail(block.instrs[index + 1:], exit)
-        if index == 0:
-            tally.note(tail, block)
-        else:
-            tally.count(tail)
-        return True
 
     def succ_exit(self, body: Set[Block], block: Block, succ: Block, exit: Optional[Block], is_for: bool,
                   depth: Optional[int], tally: "ExitTally") -> None:
@@ -397,6 +385,18 @@ class ExitTally:
         """One more way out to ``target``, from ``block``."""
         self.count(target)
         self.via.setdefault(target, set()).add(block)
+
+    def break_copy(self, block: Block) -> bool:
+        """Count a ``break`` followed by a copy of the code after the loop; whether ``block`` is one."""
+        index = break_copy(block, self.exit)
+        if index is None:
+            return False
+        tail = copied_tail(block.instrs[index + 1:], self.exit)
+        if index == 0:
+            self.note(tail, block)
+        else:
+            self.count(tail)
+        return True
 
 
 def comprehension_kind(value) -> Optional[str]:
