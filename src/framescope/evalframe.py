@@ -589,7 +589,7 @@ def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or "(no message)"
 
 
-_OWN_FILES = frozenset([_where.__code__.co_filename, _torch.load.__code__.co_filename,
+_OWN_FILES = frozenset([_where.__code__.co_filename, *_torch.FILES,
                         render_guard.__code__.co_filename])
 # framescope's code that installs, removes or reads the callback: the hook must stay on for
 # it (see _Session.__call__).

@@ -1087,11 +1087,11 @@ GRAPHLESS_PROGRAM = '''
 import json, sys, warnings
 import torch
 import framescope
-from framescope import torch_internals as t
+from framescope.torch_internals import probes
 
-t.INTERNALS = tuple(
-    i._replace(params=i.params + ("no_such_parameter",)) if i.features == (t.GRAPHS,) else i
-    for i in t.INTERNALS
+probes.INTERNALS = tuple(
+    i._replace(params=i.params + ("no_such_parameter",)) if i.features == (probes.GRAPHS,) else i
+    for i in probes.INTERNALS
 )
 
 def f(x):

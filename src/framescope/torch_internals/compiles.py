@@ -1,0 +1,397 @@
+"""Where framescope.dump (and framescope.debug) meet torch.compile: the bytecode hook, the
+compile ids and the frame being compiled, the structured trace, the backend and AOTAutograd
+compiler calls, Inductor's settings."""
+from __future__ import annotations
+
+import sys
+import types
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
+
+from framescope.torch_internals.frames import raw_entries
+from framescope.torch_internals.probes import AOT_GRAPHS, DEBUG, DEPYF_INSTALL, DUMP, GRAPHS, PROVENANCE, TRACE, require
+
+
+# --------------------------------------------------------------------------- framescope.dump
+#
+# torch.compile's bytecode hook (``register_bytecode_hook(hook)``, ``hook(code, new_code)``)
+# runs once per successful frame compile, after Dynamo made the new bytecode and before it
+# builds the guards; what the hook returns goes into the cache entry instead. The entry and
+# its guard only exist once the compile returned to torch's C code, so framescope reads the
+# guard later from the cache entry list.
+
+
+class Removable:
+    """Something installed into torch that ``remove()`` takes out again (once)."""
+
+    def __init__(self, remove: Callable[[], None]) -> None:
+        self._remove: Optional[Callable[[], None]] = remove
+
+    def remove(self) -> None:
+        """Undo the installation; later calls do nothing."""
+        remove, self._remove = self._remove, None
+        if remove is not None:
+            remove()
+
+
+def register_bytecode_hook(
+    hook: Callable[[types.CodeType, types.CodeType], Optional[types.CodeType]], feature: str = DUMP
+) -> Removable:
+    """Call ``hook(original_code, dynamo_code)`` after each frame compile; its result (a code
+    object, or None to keep Dynamo's) is what the new cache entry runs. Hooks run in the
+    order registered, each given the code the hooks before it returned."""
+    require(feature)
+    from torch._dynamo import convert_frame
+
+    return Removable(convert_frame.register_bytecode_hook(hook).remove)
+
+
+def on_compile_start(callback: Callable[[], None]) -> Removable:
+    """Call ``callback()`` when torch.compile starts compiling a frame (outermost compiles only)."""
+    require(DUMP)
+    from torch._dynamo.callback import callback_handler
+
+    def start(args: object) -> None:
+        callback()
+
+    callback_handler.register_start_callback(start)
+    return Removable(lambda: callback_handler.remove_start_callback(start))
+
+
+def current_compile_id(feature: str = DUMP) -> Optional[str]:
+    """torch's id ("0/1": frame 0, its second compile) of the compile running now, or None."""
+    require(feature)
+    from torch._guards import CompileContext
+
+    compile_id = CompileContext.current_compile_id()
+    return None if compile_id is None else str(compile_id)
+
+
+def compiling_globals() -> Optional[Dict[str, object]]:
+    """The globals of the frame being compiled, from inside a bytecode hook; None if not found."""
+    require(DUMP)
+    return _compiling_argument("globals")
+
+
+def compiling_locals(feature: str = DUMP) -> Optional[Dict[str, object]]:
+    """The local variables of the frame being compiled, as the frame started, from inside a
+    bytecode hook or a compile-start callback; None if not found."""
+    require(feature)
+    return _compiling_argument("locals")
+
+
+def _compiling_argument(name: str) -> Optional[Dict[str, object]]:
+    # A bytecode hook is not given the frame; torch's ``_compile`` (which calls the hook
+    # through its inner function) holds its globals and locals in arguments of these names.
+    from torch._dynamo import convert_frame
+
+    frame = sys._getframe(2)
+    while frame is not None:
+        code = frame.f_code
+        if code.co_filename == convert_frame.__file__ and code.co_name in ("_compile_inner", "_compile"):
+            found = frame.f_locals.get(name)
+            if isinstance(found, dict):
+                return found
+        frame = frame.f_back
+    return None
+
+
+def dynamo_limit(name: str) -> Optional[int]:
+    """The value of Dynamo's config setting *name* (``recompile_limit``,
+    ``accumulated_recompile_limit``) now; None when torch has no such integer setting."""
+    require(DUMP)
+    import torch._dynamo.config as config
+
+    value = getattr(config, name, None)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def bytecode_logger() -> Any:
+    """The logger behind ``TORCH_LOGS="+bytecode"`` (torch's "bytecode" artifact)."""
+    require(DEPYF_INSTALL)
+    import torch._logging
+
+    return torch._logging.getArtifactLogger("torch._dynamo.convert_frame", "bytecode")
+
+
+def entry_guard(
+    code: types.CodeType, entry_code: types.CodeType
+) -> Optional[Tuple[Optional[str], Tuple[str, ...]]]:
+    """(compile id, guard code parts) of the cache entry of ``code`` that runs ``entry_code``;
+    None while there is no such entry."""
+    for raw in raw_entries(code, DUMP):
+        if raw.code is entry_code:
+            return raw.compile_id, raw.code_parts
+    return None
+
+
+# --------------------------------------------------------------------------- framescope.dump: graphs and events
+#
+# Where framescope.dump meets torch.compile's graph pipeline (checked on torch 2.10 to 2.15):
+#
+# * Every graph Dynamo captures reaches the backend through ``OutputGraph.call_user_compiler
+#   (gm, example_inputs)``, whatever backend object torch.compile was given and whenever it
+#   was given: wrapping that one method sees every graph with its backend.
+# * Every aot_autograd-based backend (aot_eager, inductor, ``aot_autograd(...)`` backends)
+#   hands its forward / backward / inference compilers to ``aot_module_simplified`` through
+#   ``torch._dynamo.backends.common``; wrapping that name sees each compiler call, including
+#   the backward compile that AOTAutograd runs lazily on the first backward.
+# * The structured trace (``torch._logging.trace_structured``) goes to the logger
+#   ``torch.__trace``; a handler there receives each record's metadata dict and payload.
+
+
+class TraceRecord(NamedTuple):
+    """One record of torch's structured trace, in plain terms."""
+
+    #: The record's kind: "artifact", "dynamo_output_graph", "compilation_metrics", ...
+    kind: str
+    #: For "artifact" records, the artifact's name; else None.
+    name: Optional[str]
+    #: The kind's metadata dict (for "artifact": name and encoding).
+    metadata: Dict[str, Any]
+    #: torch's compile id ("0/1") of the compile the record belongs to, or None.
+    compile_id: Optional[str]
+    #: The payload (text; JSON text for JSON payloads), or None.
+    payload: Optional[str]
+
+
+def add_trace_listener(listener: Callable[[TraceRecord], None]) -> Removable:
+    """Call ``listener(record)`` for every structured-trace record torch emits from now on.
+
+    torch builds a record only while its trace logger has a handler, so this turns the trace
+    on (without writing it anywhere). ``torch._logging.set_logs()`` drops every handler of
+    that logger, this one included.
+    """
+    require(TRACE)
+    import logging
+
+    from torch._logging._internal import trace_log
+
+    class Handler(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            metadata = getattr(record, "metadata", None)
+            if not isinstance(metadata, dict):
+                return
+            kind = next((k for k in metadata if k not in _TRACE_CONTEXT_KEYS), None)
+            if kind is None:
+                return
+            body = metadata[kind]
+            body = body if isinstance(body, dict) else {}
+            name = body.get("name") if kind == "artifact" else None
+            frame, attempt = metadata.get("frame_id"), metadata.get("frame_compile_id")
+            compile_id = None if frame is None or attempt is None else "%s/%s" % (frame, attempt)
+            payload = getattr(record, "payload", None)
+            listener(TraceRecord(kind, name, body, compile_id, payload if isinstance(payload, str) else None))
+
+        def handleError(self, record: logging.LogRecord) -> None:
+            # A listener that fails must not print logging's traceback into the program's
+            # output; the listeners catch and record their own errors.
+            pass
+
+    handler = Handler(logging.DEBUG)
+    old_level = trace_log.level
+    if trace_log.level == logging.NOTSET or trace_log.level > logging.DEBUG:
+        trace_log.setLevel(logging.DEBUG)
+    trace_log.addHandler(handler)
+
+    def remove() -> None:
+        trace_log.removeHandler(handler)
+        if not trace_log.handlers:
+            trace_log.setLevel(old_level)
+
+    return Removable(remove)
+
+
+# Keys torch adds to every trace record besides the one naming its kind.
+_TRACE_CONTEXT_KEYS = frozenset(
+    (
+        "rank", "compiled_autograd_id", "frame_id", "frame_compile_id", "attempt", "severity",
+        "timestamp", "pathname", "thread", "subgraph_name", "has_payload", "stack",
+    )
+)
+
+
+def hook_backend_calls(
+    hook: Callable[[Any, List[Any], Callable[..., Any], Optional[types.CodeType], Callable[[], Any]], Any]
+) -> Removable:
+    """Route every Dynamo backend call through ``hook(gm, example_inputs, backend, code, call)``.
+
+    ``code`` is the code object of the frame being compiled (None if unknown); ``call()``
+    runs the backend as torch would and returns the compiled function; the hook returns what
+    Dynamo gets (usually ``call()``'s result).
+    """
+    require(GRAPHS)
+    from torch._dynamo.output_graph import OutputGraph
+
+    original = OutputGraph.__dict__["call_user_compiler"]
+
+    def call_user_compiler(self: Any, gm: Any, example_inputs: List[Any]) -> Any:
+        code = getattr(getattr(self, "root_tx", None), "f_code", None)
+        return hook(
+            gm,
+            example_inputs,
+            self.compiler_fn,
+            code if isinstance(code, types.CodeType) else None,
+            lambda: original(self, gm, example_inputs),
+        )
+
+    call_user_compiler.__wrapped__ = original  # type: ignore[attr-defined]
+    OutputGraph.call_user_compiler = call_user_compiler
+
+    def remove() -> None:
+        if OutputGraph.__dict__.get("call_user_compiler") is call_user_compiler:
+            OutputGraph.call_user_compiler = original
+
+    return Removable(remove)
+
+
+#: The compiler arguments of aot_module_simplified, each ``compiler(graph_module, inputs)``.
+AOT_COMPILERS = ("fw_compiler", "bw_compiler", "inference_compiler")
+
+
+def hook_aot_compilers(
+    wrap: Callable[[str, Callable[..., Any], Any], Callable[..., Any]],
+    around: Callable[[Any, Callable[[], Any]], Any],
+) -> Removable:
+    """Replace each compiler an aot_autograd backend passes to AOTAutograd by
+    ``wrap(kind, compiler, module)``, kind one of AOT_COMPILERS, ``module`` the GraphModule
+    being compiled (Dynamo's graph, or a piece of it that a backend compiles on its own);
+    and run AOTAutograd's whole compile of ``module`` as ``around(module, call)``."""
+    require(AOT_GRAPHS)
+    from torch._dynamo.backends import common
+
+    original = common.aot_module_simplified
+
+    def aot_module_simplified(mod: Any, args: Any, *rest: Any, **kwargs: Any) -> Any:
+        if rest:  # positional compilers: only fw_compiler (then bw_compiler) come first
+            rest_list = list(rest)
+            for i, kind in enumerate(AOT_COMPILERS[:2]):
+                if i < len(rest_list) and callable(rest_list[i]):
+                    rest_list[i] = _wrap_aot_compiler(wrap, kind, rest_list[i], mod)
+            rest = tuple(rest_list)
+        for kind in AOT_COMPILERS:
+            if callable(kwargs.get(kind)):
+                kwargs[kind] = _wrap_aot_compiler(wrap, kind, kwargs[kind], mod)
+        return around(mod, lambda: original(mod, args, *rest, **kwargs))
+
+    common.aot_module_simplified = aot_module_simplified
+
+    def remove() -> None:
+        if common.aot_module_simplified is aot_module_simplified:
+            common.aot_module_simplified = original
+
+    return Removable(remove)
+
+
+def _wrap_aot_compiler(
+    wrap: Callable[[str, Callable[..., Any], Any], Callable[..., Any]], kind: str, compiler: Any, mod: Any
+) -> Any:
+    # Inductor's compilers are SerializableAOTDispatchCompiler objects, and AOTAutograd
+    # treats those differently from plain functions (it may cache their results): a copy
+    # with the inner function wrapped keeps the type.
+    if hasattr(compiler, "output_code_ty") and callable(getattr(compiler, "compiler_fn", None)):
+        import copy
+
+        clone = copy.copy(compiler)
+        clone.compiler_fn = wrap(kind, compiler.compiler_fn, mod)
+        return clone
+    return wrap(kind, compiler, mod)
+
+
+def backend_name(backend: object) -> str:
+    """A short name for a torch.compile backend: "inductor", "eager", a function's name."""
+    seen = 0
+    while seen < 10:  # torch wraps backends a few levels deep
+        seen += 1
+        name = getattr(backend, "compiler_name", None)
+        if isinstance(name, str):
+            return name
+        inner = getattr(backend, "_torchdynamo_orig_backend", None)
+        if inner is None or inner is backend:
+            break
+        backend = inner
+    name = getattr(backend, "__name__", None)
+    return name if isinstance(name, str) else type(backend).__name__
+
+
+def graph_identity(gm: Any) -> Tuple[Optional[str], Optional[str]]:
+    """(Dynamo's name for a graph, ``__compiled_fn_<n>_<uuid>``; its compile id) or Nones."""
+    meta = getattr(gm, "meta", None) or {}
+    name = meta.get("backend_id")
+    compile_id = meta.get("dynamo_compile_id")
+    return (
+        name if isinstance(name, str) else None,
+        None if compile_id is None else str(compile_id),
+    )
+
+
+def graph_input_source(node: Any) -> Optional[str]:
+    """Where a Dynamo graph's placeholder comes from, as torch writes it (``L['x']``)."""
+    source = getattr(node, "_dynamo_source", None)
+    if source is None:
+        grapharg = node.meta.get("grapharg")
+        source = getattr(grapharg, "source", None)
+    if source is None:
+        return None
+    name = source.name
+    try:
+        name = name() if callable(name) else name
+    except Exception:  # a source kind that cannot name itself
+        return None
+    return name if isinstance(name, str) else None
+
+
+def is_generated_function(fn: object) -> bool:
+    """Whether ``fn`` is a GraphModule forward that torch.fx generated (not yet replaced)."""
+    code = getattr(fn, "__code__", None)
+    return code is not None and code.co_filename.startswith("<eval_with_key>")
+
+
+def output_code_callable(compiled: object) -> Optional[Callable[..., Any]]:
+    """The Python function an Inductor compile result calls (its wrapper module's ``call``)."""
+    return getattr(compiled, "current_callable", None)
+
+
+def no_compile_caches() -> Any:
+    """A context manager that turns off Inductor's and AOTAutograd's compile caches inside.
+
+    On a cache hit torch skips the compile steps whose output a dump shows (and the
+    compiler calls framescope follows), so a dump compiles everything afresh.
+    """
+    require(AOT_GRAPHS)
+    import contextlib
+
+    import torch._functorch.config as functorch_config
+    import torch._inductor.config as inductor_config
+
+    @contextlib.contextmanager
+    def patched() -> Any:
+        with inductor_config.patch(fx_graph_cache=False, fx_graph_remote_cache=False):
+            with functorch_config.patch(
+                enable_autograd_cache=False, enable_remote_autograd_cache=False
+            ):
+                yield
+
+    return patched()
+
+
+def provenance_tracking() -> Any:
+    """A context manager inside which Inductor records, in the structured trace, the FX nodes
+    and the user's stack traces behind each kernel (artifacts
+    ``inductor_provenance_tracking_node_mappings`` and ``..._kernel_stack_traces``)."""
+    require(PROVENANCE)
+    import torch._inductor.config as inductor_config
+
+    return inductor_config.patch({"trace.provenance_tracking_level": 1})
+
+
+def on_compile_end(callback: Callable[[], None]) -> Removable:
+    """Call ``callback()`` when torch.compile has finished compiling a frame (outermost
+    compiles only): after its bytecode hooks ran, before the new code first runs."""
+    require(DEBUG)
+    from torch._dynamo.callback import callback_handler
+
+    def end(args: object) -> None:
+        callback()
+
+    callback_handler.register_end_callback(end)
+    return Removable(lambda: callback_handler.remove_end_callback(end))

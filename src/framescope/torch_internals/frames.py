@@ -1,0 +1,246 @@
+"""torch's frame-evaluation hook and cache entries, for framescope.evalframe and framescope.debug.
+
+Facts this module relies on (checked on torch 2.10 to 2.15):
+
+* ``set_eval_frame(callback)`` installs ``callback(frame, first_cache_entry, frame_state)``
+  for the current thread and returns the previous one; ``None`` means plain evaluation.
+* The callback must return a ``ConvertFrameReturn``: its ``frame_exec_strategy`` decides what
+  happens to this frame (and, with ``apply_to_code``, to every later frame of the same code),
+  its ``guarded_code`` (a ``GuardedCode``) becomes a new cache entry that runs at once.
+* A cache entry's guard must be a ``GuardManagerWrapper``; a Python predicate becomes one
+  through ``root.add_lambda_guard``. An exception raised by such a predicate is swallowed by
+  torch and counts as a failed guard.
+* Cache entries remember the backend that made them (the callback object itself unless it
+  has ``_torchdynamo_orig_backend``) and are only tried while a callback with the same
+  backend is installed, so entries made by framescope and by torch.compile never mix.
+"""
+from __future__ import annotations
+
+import types
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
+
+from framescope.torch_internals.probes import DEBUG, EVALFRAME, FOREIGN_ENTRY_REASON, require
+
+
+class RawEntry(NamedTuple):
+    """One cache entry of a code object, as torch stores it, in plain Python terms."""
+
+    #: The code object that runs when the guard passes.
+    code: types.CodeType
+    #: The object the entry was made for: a framescope hook, or torch.compile's backend.
+    owner: object
+    #: What framescope attached to an entry it made itself; None for torch.compile's.
+    payload: object
+    #: ``check(f_locals) -> bool``: runs the entry's guard on a dict of local variables.
+    check: Callable[[Dict[str, object]], bool]
+    #: The guard as torch prints it, one string per check (often not valid Python).
+    code_parts: Tuple[str, ...]
+    #: torch.compile's id for the compile that made the entry ("0/1"), or None.
+    compile_id: Optional[str]
+
+
+class _Torch:
+    """The torch objects framescope uses, resolved once after probing them."""
+
+    def __init__(self) -> None:
+        from torch._C._dynamo import eval_frame as c_eval_frame
+        from torch._dynamo import guards, types as dynamo_types
+
+        #: torch._C._dynamo.eval_frame: set_eval_frame, set_code_exec_strategy, ...
+        self.c = c_eval_frame
+        #: Class of the object a callback returns.
+        self.ConvertFrameReturn = dynamo_types.ConvertFrameReturn
+        #: Class of a new cache entry (code plus guard manager).
+        self.GuardedCode = dynamo_types.GuardedCode
+        #: Class of a frame strategy: (action for this frame, action for its callees).
+        self.Strategy = dynamo_types.FrameExecStrategy
+        #: DEFAULT / SKIP / RUN_ONLY.
+        self.Action = dynamo_types.FrameAction
+        #: Guard manager class for framescope's entries, see _hook_guard_class.
+        self.HookGuard = _hook_guard_class(guards)
+
+        action = self.Action
+        # The results a framescope callback hands back to torch, made once: torch only reads
+        # their fields. DEFAULT as the action for callees keeps the hook on in called code.
+        self.skip = self.ConvertFrameReturn(
+            frame_exec_strategy=self.Strategy(action.SKIP, action.DEFAULT), apply_to_code=True
+        )
+        self.skip_all = self.ConvertFrameReturn(
+            frame_exec_strategy=self.Strategy(action.SKIP, action.SKIP), apply_to_code=True
+        )
+        self.run_original = self.ConvertFrameReturn(
+            frame_exec_strategy=self.Strategy(action.DEFAULT, action.DEFAULT), apply_to_code=False
+        )
+        self.default_strategy = self.Strategy(action.DEFAULT, action.DEFAULT)
+        self.skip_strategy = self.Strategy(action.SKIP, action.DEFAULT)
+
+
+def _hook_guard_class(guards: Any) -> type:
+    # torch.compile walks every cache entry of a code object when it recompiles, to log why
+    # each guard failed, and that walk needs fields only its own guard managers have. It
+    # stops early for a DeletedGuardManagerWrapper and just prints its reason, so
+    # framescope's guards subclass that: torch.compile then treats them as foreign entries.
+    class HookGuardManager(guards.DeletedGuardManagerWrapper):
+        def __init__(self, payload: object) -> None:
+            super().__init__(FOREIGN_ENTRY_REASON)
+            #: What framescope wants back when it lists this entry.
+            self.framescope_payload = payload
+
+    return HookGuardManager
+
+
+_torch: Optional[_Torch] = None
+
+
+def load() -> _Torch:
+    """torch's frame-evaluation internals, resolved once after probing them."""
+    global _torch
+    if _torch is None:
+        require(EVALFRAME)
+        _torch = _Torch()
+    return _torch
+
+
+# --------------------------------------------------------------------------- the hook
+
+
+def set_eval_frame(callback: object) -> object:
+    """Install ``callback`` as this thread's frame-evaluation callback; return the old one."""
+    return load().c.set_eval_frame(callback)
+
+
+def current_callback() -> object:
+    """This thread's frame-evaluation callback (None when there is none)."""
+    return load().c.get_eval_frame_callback()
+
+
+def skip_result() -> object:
+    """Callback result: run this frame normally and never call back for its code again."""
+    return load().skip
+
+
+def skip_all_result() -> object:
+    """Callback result: like skip_result, and the frames it calls never reach the callback.
+
+    Not for code that installs a callback itself: torch puts the callback that was active
+    back when such a frame returns, undoing what the frame installed.
+    """
+    return load().skip_all
+
+
+def run_original_result() -> object:
+    """Callback result: run this frame normally, call back again next time."""
+    return load().run_original
+
+
+def guarded_result(
+    code: types.CodeType, predicate: Callable[[Dict[str, object]], bool], text: str, payload: object
+) -> object:
+    """Callback result: add a cache entry (``code`` guarded by ``predicate``) and run it now.
+
+    ``payload`` comes back in :attr:`RawEntry.payload` when the entry is listed.
+    """
+    t = load()
+    guard = t.HookGuard(payload)
+    _add_lambda_guard(guard.root, predicate, text)
+    guard.populate_code_parts_for_debugging()
+    entry = t.GuardedCode(code, guard, None)
+    return t.ConvertFrameReturn(
+        frame_exec_strategy=t.default_strategy, apply_to_code=False, guarded_code=entry
+    )
+
+
+def _add_lambda_guard(root: Any, predicate: Callable[[Dict[str, object]], bool], text: str) -> None:
+    # torch 2.13+ take the user's stack as a third argument (None: none), torch 2.10-2.12
+    # take the predicate and its text only. pybind11 checks the arguments before the call
+    # and says TypeError; the predicate does not run here.
+    try:
+        root.add_lambda_guard(predicate, [text], None)
+    except TypeError:
+        root.add_lambda_guard(predicate, [text])
+
+
+def mark_default(code: types.CodeType) -> None:
+    """Undo a skip mark: frames of ``code`` reach the callback again."""
+    t = load()
+    t.c.set_code_exec_strategy(code, t.default_strategy)
+
+
+def mark_skip(code: types.CodeType) -> None:
+    """Put back a skip mark that mark_default took away."""
+    t = load()
+    t.c.set_code_exec_strategy(code, t.skip_strategy)
+
+
+def reset_code(code: types.CodeType) -> None:
+    """Drop every cache entry, mark and frame state torch keeps on ``code``."""
+    load().c.reset_code(code)
+
+
+# --------------------------------------------------------------------------- cache entries
+
+
+def raw_entries(code: types.CodeType, feature: str = EVALFRAME) -> List[RawEntry]:
+    """The cache entries of ``code`` in the order torch tries them (most recently used first);
+    ``feature`` is the framescope feature that asks, for the message when torch lacks them."""
+    require(feature)
+    from torch._C._dynamo import eval_frame as c_eval_frame
+
+    result = []
+    for entry in c_eval_frame._debug_get_cache_entry_list(code):
+        guard = entry.guard_manager
+        compile_id = entry.compile_id
+        result.append(
+            RawEntry(
+                code=entry.code,
+                owner=entry.backend,
+                payload=getattr(guard, "framescope_payload", None),
+                check=guard.check,
+                code_parts=tuple(guard.code_parts or ()),
+                compile_id=None if compile_id is None else str(compile_id),
+            )
+        )
+    return result
+
+
+# --------------------------------------------------------------------------- torch.compile
+
+
+def compile_function(fn: Callable[..., Any], options: Dict[str, Any]) -> Callable[..., Any]:
+    """``torch.compile(fn, **options)``, after probing the hook's internals."""
+    load()
+    import torch
+
+    return torch.compile(fn, **options)
+
+
+def compiled_inner(obj: object) -> List[object]:
+    """What a torch.compile wrapper wraps, one level down; [] for anything else."""
+    inner = []
+    orig = getattr(obj, "_torchdynamo_orig_callable", None)
+    if orig is not None:
+        inner.append(orig)
+    if getattr(obj, "_orig_mod", None) is not None:
+        # torch.compile(module) gives an OptimizedModule; for torch's own module classes it
+        # compiles a wrapper frame around the module, reachable through its forward.
+        inner.append(obj.forward)  # type: ignore[attr-defined]
+    return inner
+
+
+# --------------------------------------------------------------------------- framescope.debug
+#
+# A debugger's own Python code runs inside compiled code whenever it stops there: the trace
+# function and everything it calls (pdb's prompt, debugpy's variable views) start frames on
+# a thread where torch.compile's frame hook is still installed. torch.compile then compiles
+# the debugger's functions, which costs time, shifts the numbers of later graphs
+# (``__compiled_fn_<n>``) and puts the debugger into a dump. A code object marked
+# SKIP/SKIP runs plainly and so does everything it calls.
+
+
+def mark_skip_all(code: types.CodeType) -> None:
+    """Make frames of ``code``, and every frame they call, run without torch.compile's hook."""
+    require(DEBUG)
+    from torch._C._dynamo import eval_frame as c_eval_frame
+    from torch._dynamo.types import FrameAction, FrameExecStrategy
+
+    c_eval_frame.set_code_exec_strategy(code, FrameExecStrategy(FrameAction.SKIP, FrameAction.SKIP))
