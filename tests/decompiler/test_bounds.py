@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import dis
-import sys
 import time
 
 import pytest
@@ -10,9 +9,6 @@ import pytest
 from framescope import DecompilationError, decompile
 
 
-@pytest.mark.skipif(sys.platform == "emscripten",
-                    reason="under Pyodide, freeing the 10,000-deep tree the decompiler built overflows the "
-                           "WebAssembly stack later in the run; the tree's depth is not bounded yet")
 def test_an_expression_nested_ten_thousand_levels_deep_is_refused():
     code = compile("def f(x):\n    return -x\n", "<t>", "exec").co_consts[0]
     raw = code.co_code

@@ -61,3 +61,25 @@ def test_negation_spells_the_fewest_nots():
 def test_a_handler_is_entered_with_what_the_interpreter_pushes():
     values = handler_entry_values(lasti=True)
     assert len(values) == (2 if versions.EXCEPTION_TABLE else 6)
+
+
+def test_no_expression_deeper_than_the_bound_is_built():
+    # -(-(...x)): each UNARY_NEGATIVE pushes one level more. The pass stops within
+    # CHECK_EVERY pushes of MAX_DEPTH, long before the 5,000 levels asked for.
+    import pytest
+
+    from framescope.decompiler.simulate.state import CHECK_EVERY, MAX_DEPTH, deeper_than
+    from framescope.errors import DecompilationError
+
+    sim = Simulator(compile("def f(x): return x", "<t>", "exec").co_consts[0], nested=lambda *a: None)
+    state = State()
+    state.push(ast.Name(id="x", ctx=ast.Load()))
+    negate_one = next(i for i in canonical_instructions(compile("-x", "<t>", "eval"))
+                      if i.op.startswith("UNARY"))
+    levels = 1
+    with pytest.raises(DecompilationError, match="too deeply nested"):
+        for levels in range(2, 5001):
+            sim.step(negate_one, state)
+    assert MAX_DEPTH < levels <= MAX_DEPTH + CHECK_EVERY
+    # Its levels: the negations, the name and the name's context.
+    assert deeper_than(state.stack[-1], levels) and not deeper_than(state.stack[-1], levels + 1)

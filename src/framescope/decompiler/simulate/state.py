@@ -49,11 +49,33 @@ class TupleGroup:
         self.stores: List[Any] = []
 
 
+#: The deepest expression the simulator builds. No interpreter recompiles a deeper one
+#: (CPython's compiler gives up near 1,000 levels), and a far deeper tree, built only to be
+#: dropped, overflows the C stack while it is freed (under Pyodide's WebAssembly stack).
+MAX_DEPTH = 1000
+#: Pushes between two checks of the stack's depth: an expression grows at most one level a
+#: push, so no value on the stack gets past MAX_DEPTH + CHECK_EVERY unseen.
+CHECK_EVERY = 128
+
+
+def deeper_than(node: ast.AST, limit: int) -> bool:
+    """Whether the tree under ``node`` has more than ``limit`` levels (an iterative walk)."""
+    todo = [(node, 1)]
+    while todo:
+        node, depth = todo.pop()
+        if depth > limit:
+            return True
+        todo.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return False
+
+
 class State:
     """The symbolic stack and the statements completed so far."""
 
-    def __init__(self, stack: Optional[list] = None) -> None:
+    def __init__(self, stack: Optional[list] = None, pushes: int = 0) -> None:
         self.stack: List[Any] = list(stack or [])
+        #: Values pushed so far on this path (every CHECK_EVERY-th one checks the depth).
+        self.pushes = pushes
         self.stmts: List[ast.stmt] = []
         #: Stores of a tuple assignment seen so far: (target, value), in store order.
         self.run: List[Any] = []
@@ -64,6 +86,14 @@ class State:
 
     def push(self, value: Any) -> None:
         self.stack.append(value)
+        self.pushes += 1
+        if self.pushes % CHECK_EVERY == 0:
+            self.check_depth()
+
+    def check_depth(self) -> None:
+        for value in self.stack:
+            if isinstance(value, ast.AST) and deeper_than(value, MAX_DEPTH):
+                raise DecompilationError("too deeply nested to decompile")
 
     def pop(self) -> Any:
         if not self.stack:
@@ -80,7 +110,7 @@ class State:
         return items
 
     def copy(self) -> "State":
-        return State(self.stack)
+        return State(self.stack, self.pushes)
 
 
 # One context object for every name, as ``ast.parse`` shares them: making one per name is
