@@ -22,7 +22,8 @@ INDEX = {
         "backend": "inductor", "nodes": 4, "ops": 2, "inputs": ["f32[4]"],
         "files": {"dynamo": "__compiled_fn_1.dynamo.py"}, "runs_from_file": ["dynamo"],
         "pieces": [{"piece": "piece_1", "module": "submod_0"}],
-        "kernels": [{"stage": "inductor", "kernel": "cpp_fused_sin_0", "lines": [["/p/prog.py", 5]]}],
+        "kernels": [{"stage": "inductor", "kernel": "cpp_fused_sin_0", "lines": [["/p/prog.py", 5]],
+                     "pre_grad_nodes": ["y", "sin"], "post_grad_nodes": ["add", "sin"]}],
         "frame": "f", "entry": 0}],
     "graph_breaks": [{
         "frame": "f", "entry": 0, "compile_id": "0/0", "reason": "print", "gb_code": "GB0059", "docs": None,
@@ -41,6 +42,7 @@ def test_every_field_read_is_written_back_the_same():
     assert dump.path == "/d" and dump.graphs[0].piece_module("piece_1") == "submod_0"
     assert dump.recompiles[0].limit == records.Limit("recompile_limit", 8)
     assert dump.graphs[0].kernels[0].lines == [("/p/prog.py", 5)]
+    assert dump.graphs[0].kernels[0].post_grad_nodes == ["add", "sin"]
     assert json.loads(json.dumps(records.to_data(dump))) == INDEX
 
 

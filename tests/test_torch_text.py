@@ -2,6 +2,7 @@
 
 None of these needs torch: a dump is read, and its report written, without it.
 """
+import json
 import textwrap
 
 from framescope import torch_text
@@ -150,3 +151,54 @@ def test_generated_code():
     assert torch_text.without_graph_id("class G:\n    pass\n\n # graph id: 1402\n") == "class G:\n    pass\n"
     assert torch_text.trace_places('File "/a.py", line 3, in f\n  File "/b.py", line 9, in g') == [
         ("/a.py", 3), ("/b.py", 9)]
+
+
+# As torch 2.13 writes them for ``y = torch.sin(x) + 1`` then ``z = y @ w``.
+NODE_MAPPINGS = json.dumps({
+    "preToPost": {"sin": ["sin"], "y": ["add"], "z": ["mm"]},
+    "postToPre": {"sin": ["sin"], "add": ["y"], "mm": ["z"]},
+    "cppCodeToPost": {"cpp_fused_add_sin_0:1": ["add", "sin"], "extern_kernels.mm:2": ["mm"]},
+    "postToCppCode": {"add": ["cpp_fused_add_sin_0:1"], "sin": ["cpp_fused_add_sin_0:1"], "mm": ["extern_kernels.mm:2"]},
+    "version": 2.0,
+})
+STACK_TRACES = json.dumps({
+    "cpp_fused_add_sin_0:1": ['  File "/p/prog.py", line 12, in f\n    y = torch.sin(x) + 1\n'],
+    "extern_kernels.mm:2": ['  File "/p/prog.py", line 3, in outer\n  File "/p/prog.py", line 13, in f\n',
+                            '  File "/p/prog.py", line 13, in f\n'],
+})
+LISTING = '''def forward(self, L_x_: "f32[4, 4][4, 1]cpu", L_w_: "f32[4, 4][4, 1]cpu"):
+    l_x_ = L_x_
+    l_w_ = L_w_
+
+    # File: /p/prog.py:12 in f, code: y = torch.sin(x) + 1
+    sin: "f32[4, 4][4, 1]cpu" = torch.sin(l_x_);  l_x_ = None
+    y: "f32[4, 4][4, 1]cpu" = sin + 1;  sin = None
+
+    # File: /p/prog.py:13 in f, code: z = y @ w
+    z: "f32[4, 4][4, 1]cpu" = y @ l_w_;  y = l_w_ = None
+    return (z,)
+'''
+
+
+def test_inductor_provenance():
+    assert torch_text.kernel_nodes(NODE_MAPPINGS) == {
+        "cpp_fused_add_sin_0:1": torch_text.KernelNodes(pre_grad=["y", "sin"], post_grad=["add", "sin"]),
+        "extern_kernels.mm:2": torch_text.KernelNodes(pre_grad=["z"], post_grad=["mm"]),
+    }
+    assert torch_text.kernel_stack_lines(STACK_TRACES) == {
+        "cpp_fused_add_sin_0:1": [("/p/prog.py", 12)], "extern_kernels.mm:2": [("/p/prog.py", 13)]}
+    assert torch_text.kernel_name("extern_kernels.mm:2") == "extern_kernels.mm"
+    for broken in ("", "[1]", '{"cppCodeToPost": [1]}', '{"cppCodeToPost": {"k:1": "add"}}'):
+        assert all(not nodes.post_grad for nodes in torch_text.kernel_nodes(broken).values())
+    assert torch_text.kernel_stack_lines("not json") == {}
+
+
+def test_fx_listing_nodes_and_the_lines_that_made_them():
+    assert torch_text.listing_nodes(LISTING) == [
+        torch_text.ListedNode("l_x_", 2, None), torch_text.ListedNode("l_w_", 3, None),
+        torch_text.ListedNode("sin", 6, ("/p/prog.py", 12)), torch_text.ListedNode("y", 7, ("/p/prog.py", 12)),
+        torch_text.ListedNode("z", 10, ("/p/prog.py", 13)),
+    ]
+    assert torch_text.fx_node_defined("    return (z,)") is None
+    assert torch_text.fx_node_defined("    add: \"f32[4]\" = torch.ops.aten.add.Tensor(sin, 1)") == "add"
+    assert torch_text.fx_node_defined("    x == y") is None

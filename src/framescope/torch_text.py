@@ -1,5 +1,5 @@
 """torch's text formats, read in one place: compile ids, the names torch gives to what it
-generates, guard code parts (and those parts as a Python expression), recompile and graph-break reasons, limits, stack traces.
+generates, guard code parts (and those parts as a Python expression), recompile and graph-break reasons, limits, stack traces, Inductor's provenance.
 
 torch writes these for people, not programs, and changes them between releases; each is
 parsed here once, with the releases whose spelling a pattern allows. Nothing here imports
@@ -381,6 +381,115 @@ def without_graph_id(listing: str) -> str:
     """A graph listing without the ``# graph id`` torch ends some with: a number that
     changes between runs."""
     return _GRAPH_ID.sub("\n", listing)
+
+
+# --------------------------------------------------------------------------- provenance
+#
+# Inductor's provenance tracking writes two artifacts per compiled graph (torch 2.10-2.15):
+# ``..._kernel_stack_traces``, {kernel key: [user stack trace, ...]}, and ``..._node_mappings``,
+# {"postToPre": {post-grad node: [pre-grad nodes]}, "cppCodeToPost": {kernel key: [post-grad
+# nodes]}, ...}. A kernel key is the kernel's name in the output code and a number:
+# "cpp_fused_add_sin_0:1", "extern_kernels.mm:2" (a name used twice gets two numbers).
+
+# A node's line in an FX graph listing: ``sin: "f32[4]..." = torch.sin(l_x_)``, ``l_x_ = L_x_``.
+_FX_NODE = re.compile(r'^\s*([A-Za-z_][A-Za-z0-9_]*)(?:: "[^"]*")? = (?!=)')
+
+
+class KernelNodes(NamedTuple):
+    """The FX nodes behind one kernel, as Inductor's node mappings give them."""
+
+    #: Nodes of the graph after Inductor's pre-grad passes (Dynamo's node names).
+    pre_grad: List[str]
+    #: Nodes of the graph after Inductor's post-grad passes that the kernel computes.
+    post_grad: List[str]
+
+
+def kernel_name(key: str) -> str:
+    """The kernel's name in the output code, from a provenance key: ``cpp_fused_add_sin_0``."""
+    return key.split(":")[0]
+
+
+def _json_object(payload: str) -> Dict[str, Any]:
+    try:
+        found = json.loads(payload)
+    except ValueError:
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def _strings(items: Any) -> List[str]:
+    return [item for item in items if isinstance(item, str)] if isinstance(items, list) else []
+
+
+def kernel_stack_lines(payload: str) -> Dict[str, List[Tuple[str, int]]]:
+    """Kernel key -> (file, line) of each user line it computes: the innermost frame of each
+    of its stack traces, in order, without repeats."""
+    result = {}
+    for key, stacks in _json_object(payload).items():
+        lines: List[Tuple[str, int]] = []
+        for stack in _strings(stacks):
+            found = trace_places(stack)
+            if found and found[-1] not in lines:
+                lines.append(found[-1])
+        result[key] = lines
+    return result
+
+
+def kernel_nodes(payload: str) -> Dict[str, KernelNodes]:
+    """Kernel key -> the FX nodes it computes, from Inductor's node mappings."""
+    mappings = _json_object(payload)
+    to_post = mappings.get("cppCodeToPost")
+    post_to_pre = mappings.get("postToPre")
+    post_to_pre = post_to_pre if isinstance(post_to_pre, dict) else {}
+    result = {}
+    for key, post in (to_post.items() if isinstance(to_post, dict) else ()):
+        post_nodes = _strings(post)
+        pre_nodes: List[str] = []
+        for node in post_nodes:
+            pre_nodes += [pre for pre in _strings(post_to_pre.get(node)) if pre not in pre_nodes]
+        result[key] = KernelNodes(pre_grad=pre_nodes, post_grad=post_nodes)
+    return result
+
+
+# The comment above the nodes a user line made, in an FX graph listing:
+# ``# File: /abs/prog.py:12 in f, code: y = torch.sin(x) + 1``.
+_LISTING_PLACE = re.compile(r"^\s*# File: (.+?):(\d+) in \S+, code: ")
+
+
+class ListedNode(NamedTuple):
+    """One node of an FX graph listing."""
+
+    #: Its name: ``sin``, ``l_x_``.
+    name: str
+    #: The listing's line that defines it (from 1).
+    line: int
+    #: (file, line) of the user line that made it, from the ``# File:`` comment above it;
+    #: None for nodes no user line made (inputs, outputs).
+    place: Optional[Tuple[str, int]]
+
+
+def fx_node_defined(line: str) -> Optional[str]:
+    """The node a line of an FX graph listing defines, or None."""
+    match = _FX_NODE.match(line)
+    return match.group(1) if match else None
+
+
+def listing_nodes(text: str) -> List[ListedNode]:
+    """The nodes of an FX graph listing, each with the user line that made it."""
+    nodes = []
+    place: Optional[Tuple[str, int]] = None
+    for number, line in enumerate(text.split("\n"), 1):
+        found = _LISTING_PLACE.match(line)
+        if found:
+            place = (found.group(1), int(found.group(2)))
+            continue
+        if not line.strip():
+            place = None  # torch leaves a blank line after each user line's nodes
+            continue
+        name = fx_node_defined(line)
+        if name is not None:
+            nodes.append(ListedNode(name, number, place))
+    return nodes
 
 
 # --------------------------------------------------------------------------- guards as Python

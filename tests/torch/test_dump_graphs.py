@@ -289,13 +289,29 @@ def test_inductor_training_stages_and_output_code_from_the_files(run_python, tmp
     assert all(kernel["lines"] == [[program, forward_line]] for kernel in kernels), kernels
     fused = [k for k in kernels if k["stage"] == "inductor" and k["kernel"].startswith("cpp_fused_")]
     assert fused and "%s = async_compile." % fused[0]["kernel"] in (dump / "__compiled_fn_1.inductor.py").read_text()
+    # ... and the FX nodes each computes: post-grad nodes of its stage's graph, pre-grad nodes
+    # of Dynamo's graph (the relu of the forward line, whatever else Inductor fused in).
+    # torch gives them for the forward's kernels only (its backward node mappings are empty).
+    from framescope import torch_text
+
+    def names(stage):
+        return {node.name for node in torch_text.listing_nodes((dump / graph["files"][stage]).read_text())}
+
+    for kernel in kernels:
+        backward = kernel["stage"] == "inductor_backward"
+        assert backward or kernel["post_grad_nodes"], kernel
+        assert set(kernel["post_grad_nodes"]) <= names("post_grad_backward" if backward else "post_grad"), kernel
+        assert set(kernel["pre_grad_nodes"]) <= names("pre_grad"), kernel
+    assert "relu" in {node for kernel in fused for node in kernel["pre_grad_nodes"]}
     from framescope.report import load_dump, write_report
 
     report = Path(write_report(load_dump(str(dump)), str(tmp_path / "report"))).parent
     graph_page = (report / "graph___compiled_fn_1.html").read_text()
     assert '<section id="kernels">' in graph_page and '<a href="frame_forward.html#L-%d">' % forward_line in graph_page
+    assert '<a href="#stage-post_grad-L-' in graph_page and '<a href="#stage-pre_grad-L-' in graph_page
     frame_page = (report / "frame_forward.html").read_text()
     assert 'kernels: <a href="graph___compiled_fn_1.html#kernel-' in frame_page
+    assert 'FX nodes: <a href="graph___compiled_fn_1.html#stage-dynamo-L-' in frame_page
     # torch's compile time of the entry, by phase: together the whole frame compile.
     [entry] = index["frames"][0]["entries"]
     assert set(entry["phases_s"]) == {"dynamo", "aot", "inductor", "codegen"}

@@ -38,7 +38,6 @@ skips the stages a dump shows.
 """
 from __future__ import annotations
 
-import json
 import threading
 import types
 import weakref
@@ -65,8 +64,10 @@ _TRACE_STAGES = {
     "inductor_post_grad_graph": "post_grad",
     "inductor_output_code": "inductor",
 }
-# Inductor's provenance artifact with the user's stack traces of each kernel.
+# Inductor's provenance artifacts: the user's stack traces of each kernel, and the FX nodes
+# each kernel computes (see torch_text's provenance section).
 _KERNEL_LINES = "inductor_provenance_tracking_kernel_stack_traces"
+_KERNEL_NODES = "inductor_provenance_tracking_node_mappings"
 
 # Stages that also exist once more for the backward.
 _BACKWARD_STAGES = {"post_grad": "post_grad_backward", "inductor": "inductor_backward"}
@@ -121,9 +122,22 @@ class _Graph:
         #: "piece_<k>" -> the piece's name in the graph the backend returned ("submod_0").
         self.piece_names: Dict[str, str] = {}
         #: Per Inductor kernel (provenance tracking): the stage whose output code defines it
-        #: ("inductor", "inductor_backward", "piece_<k>.inductor"), its name, and [file, line]
-        #: of each user line it computes.
+        #: ("inductor", "inductor_backward", "piece_<k>.inductor"), its name, [file, line] of
+        #: each user line it computes and the FX nodes it computes (pre- and post-grad).
         self.kernel_lines: List[Dict[str, Any]] = []
+        #: (stage, torch's kernel key) -> that kernel's item of kernel_lines.
+        self.kernel_keys: Dict[Tuple[str, str], Dict[str, Any]] = {}
+
+    def kernel(self, stage: str, key: str) -> Dict[str, Any]:
+        """The kernel_lines item of one kernel (torch's key: "cpp_fused_sin_0:1"), made on
+        first sight: the two provenance artifacts name the same kernels."""
+        item = self.kernel_keys.get((stage, key))
+        if item is None:
+            item = {"stage": stage, "kernel": torch_text.kernel_name(key), "lines": [],
+                    "pre_grad_nodes": [], "post_grad_nodes": []}
+            self.kernel_keys[(stage, key)] = item
+            self.kernel_lines.append(item)
+        return item
 
     def stage_prefix(self, module: Any) -> str:
         """"" for Dynamo's graph itself, "piece_<k>." for a piece of it (one made on first sight)."""
@@ -342,26 +356,25 @@ class GraphDumper:
             if lines and lines[0] != title:
                 self.session.write(file, "\n".join([title] + lines[1:]))
 
+    def _kernel_stage(self) -> Tuple[_Graph, str]:
+        """The graph being compiled and the stage whose output code defines its kernels."""
+        graph, phase, prefix = self._context.stack[-1]
+        return graph, prefix + ("inductor_backward" if phase == "backward" else "inductor")
+
     def _kernel_lines(self, payload: str) -> None:
         """Inductor's stack traces per kernel (provenance tracking): the user lines each kernel
         of the graph (or piece) being compiled computes."""
-        graph, phase, prefix = self._context.stack[-1]
-        try:
-            traces = json.loads(payload)
-        except ValueError:
-            return
-        if not isinstance(traces, dict):
-            return
-        for kernel, stacks in traces.items():
-            lines = []
-            for stack in stacks if isinstance(stacks, list) else []:
-                found = torch_text.trace_places(stack) if isinstance(stack, str) else []
-                if found:  # the innermost frame: the user's line that made the op
-                    place = list(found[-1])
-                    if place not in lines:
-                        lines.append(place)
-            stage = prefix + ("inductor_backward" if phase == "backward" else "inductor")
-            graph.kernel_lines.append({"stage": stage, "kernel": kernel.split(":")[0], "lines": sorted(lines)})
+        graph, stage = self._kernel_stage()
+        for key, lines in torch_text.kernel_stack_lines(payload).items():
+            graph.kernel(stage, key)["lines"] = sorted([list(line) for line in lines])
+        self._save(graph)
+
+    def _kernel_nodes(self, payload: str) -> None:
+        """Inductor's node mappings (provenance tracking): the FX nodes each kernel computes."""
+        graph, stage = self._kernel_stage()
+        for key, nodes in torch_text.kernel_nodes(payload).items():
+            item = graph.kernel(stage, key)
+            item["pre_grad_nodes"], item["post_grad_nodes"] = nodes.pre_grad, nodes.post_grad
         self._save(graph)
 
     def _compiling(self, module: Any) -> Optional[Tuple[_Graph, str]]:
@@ -392,8 +405,8 @@ class GraphDumper:
         if not self.active:
             return
         key = record.name if record.kind == "artifact" else record.kind
-        if key == _KERNEL_LINES and record.payload and self._context.stack:
-            self._kernel_lines(record.payload)
+        if key in (_KERNEL_LINES, _KERNEL_NODES) and record.payload and self._context.stack:
+            (self._kernel_lines if key == _KERNEL_LINES else self._kernel_nodes)(record.payload)
             return
         stage = _TRACE_STAGES.get(key)
         if stage is None or record.payload is None:

@@ -109,6 +109,10 @@ class Kernel:
     kernel: str
     #: (file, line) of each user line whose operations it computes.
     lines: List[Tuple[str, int]] = field(default_factory=list)
+    #: The FX nodes it computes, in the graph after Inductor's pre-grad passes (the names of
+    #: Dynamo's graph) and after its post-grad passes; empty when torch gave no node mappings.
+    pre_grad_nodes: List[str] = field(default_factory=list)
+    post_grad_nodes: List[str] = field(default_factory=list)
 
 
 @dataclass
@@ -418,17 +422,18 @@ class _Reader:
             runs_from_file=self.strings(obj, "runs_from_file", where),
             pieces=[Piece(item["piece"], item.get("module") if isinstance(item.get("module"), str) else None)
                     for item in self.objects(obj, "pieces", where) if isinstance(item.get("piece"), str)],
-            kernels=[self.kernel(item) for item in self.objects(obj, "kernels", where)
+            kernels=[self.kernel(item, where) for item in self.objects(obj, "kernels", where)
                      if isinstance(item.get("stage"), str) and isinstance(item.get("kernel"), str)],
             frame=self.get(obj, "frame", str, None, where),
             entry=self.get(obj, "entry", int, None, where),
         )
 
-    @staticmethod
-    def kernel(obj: Dict[str, Any]) -> Kernel:
+    def kernel(self, obj: Dict[str, Any], where: str) -> Kernel:
         lines = [(str(place[0]), place[1]) for place in obj.get("lines") or []
                  if isinstance(place, list) and len(place) == 2 and _is_int(place[1])]
-        return Kernel(stage=obj["stage"], kernel=obj["kernel"], lines=lines)
+        return Kernel(stage=obj["stage"], kernel=obj["kernel"], lines=lines,
+                      pre_grad_nodes=self.strings(obj, "pre_grad_nodes", where),
+                      post_grad_nodes=self.strings(obj, "post_grad_nodes", where))
 
     def graph_break(self, obj: Dict[str, Any], where: str) -> GraphBreak:
         return GraphBreak(

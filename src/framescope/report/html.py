@@ -11,9 +11,9 @@ import re
 from typing import Dict, Iterable, List, Optional, Tuple
 from urllib.parse import quote
 
-from framescope import __version__
+from framescope import __version__, torch_text
 from framescope.report.highlight import CODE_CLASS, highlight_lines
-from framescope.dump.records import Dump, Frame
+from framescope.dump.records import Dump, Frame, Graph
 from framescope.report.readable import where
 from framescope.report.source import SourceBlock, source_block
 
@@ -96,6 +96,8 @@ class Site:
         #: The original source shown on each frame's page.
         self.blocks: Dict[str, Optional[SourceBlock]] = {
             frame.id: source_block(frame.filename, frame.firstlineno or frame.resume_line) for frame in dump.frames}
+        #: (graph, stage) -> the nodes of that stage's listing, read once.
+        self._nodes: Dict[Tuple[str, str], List[torch_text.ListedNode]] = {}
 
     @staticmethod
     def _names(prefix: str, keys: List[str]) -> Dict[str, str]:
@@ -159,6 +161,13 @@ class Site:
             return None
         with open(path, encoding="utf-8", errors="replace") as handle:
             return handle.read()
+
+    def listed_nodes(self, graph: Graph, stage: str) -> List[torch_text.ListedNode]:
+        """The FX nodes of one stage's listing of a graph ([] without that file)."""
+        key = (graph.name, stage)
+        if key not in self._nodes:
+            self._nodes[key] = torch_text.listing_nodes(self.dump_text(graph.files.get(stage)) or "")
+        return self._nodes[key]
 
     def dump_code(self, name: Optional[str], anchors: Optional[str] = None) -> str:
         """A dump file, highlighted, under a link to it; or a note that it is missing."""

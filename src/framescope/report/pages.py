@@ -9,7 +9,7 @@ from urllib.parse import quote
 from framescope.report.highlight import style_css
 from framescope.report.html import (CSS, INDEX, Site, code_block, definition_list, esc, page, same_file,
                                     safe_name)
-from framescope.dump.records import Dump, Frame, Graph, GraphBreak
+from framescope.dump.records import Dump, Frame, Graph, GraphBreak, Kernel
 from framescope.report.readable import skipped_frame, where
 from framescope import torch_text
 from framescope.torch_text import break_summary, failed_guards, resumed_name
@@ -295,10 +295,33 @@ def original_source(site: Site, frame: Frame, breaks: List[Tuple[GraphBreak, int
             "y" if len(entries) == 1 else "ies", links)))
     if frame.resume_line in block:
         marks.setdefault(frame.resume_line, []).append(("resume", "resumes here"))
+    for lineno, links in nodes_by_line(site, block).items():
+        marks.setdefault(lineno, []).append(("nodes", "FX nodes: " + "; ".join(links)))
     for lineno, links in kernels_by_line(site, block).items():
         marks.setdefault(lineno, []).append(("kernel", "kernels: " + ", ".join(links)))
     return '<p class="file">%s</p>%s' % (esc(block.filename), code_block(
         "\n".join(block.lines), start=block.start, anchors="", marks=marks))
+
+
+#: Node links shown on one line of a frame page, per graph; the rest are counted.
+SHOWN_NODES = 8
+
+
+def nodes_by_line(site: Site, block) -> Dict[int, List[str]]:
+    """Line of the block -> per graph, links to the FX nodes Dynamo made from that line (the
+    ``# File:`` comments of the graph's listing say which)."""
+    found: Dict[int, List[str]] = {}
+    for graph in site.dump.graphs:
+        per_line: Dict[int, List[torch_text.ListedNode]] = {}
+        for node in site.listed_nodes(graph, "dynamo"):
+            if node.place and node.place[1] in block and same_file(block.filename, node.place[0]):
+                per_line.setdefault(node.place[1], []).append(node)
+        for lineno, nodes in per_line.items():
+            links = [site.graph_link(graph.name, "stage-dynamo-L-%d" % node.line, node.name)
+                     for node in nodes[:SHOWN_NODES]]
+            more = " and %d more" % (len(nodes) - SHOWN_NODES) if len(nodes) > SHOWN_NODES else ""
+            found.setdefault(lineno, []).append("%s%s (%s)" % (", ".join(links), more, site.graph_link(graph.name)))
+    return found
 
 
 def kernels_by_line(site: Site, block) -> Dict[int, List[str]]:
@@ -327,10 +350,33 @@ def kernels_section(site: Site, graph: Graph) -> str:
         name = ('<a href="#stage-%s-L-%d"><code>%s</code></a>' % (safe_name(kernel.stage), line, esc(kernel.kernel))
                 if line else "<code>%s</code>" % esc(kernel.kernel))
         lines = ", ".join(site.source_link(filename, lineno, graph.frame) for filename, lineno in kernel.lines)
-        rows.append('<tr id="kernel-%d"><td>%s</td><td>%s</td><td>%s</td></tr>' % (
-            number, name, esc(stage_title(graph, kernel.stage)), lines or "—"))
+        rows.append('<tr id="kernel-%d"><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>' % (
+            number, name, esc(stage_title(graph, kernel.stage)), kernel_nodes(site, graph, kernel), lines or "—"))
     return ('<section id="kernels"><h2>Kernels and the lines they compute</h2><table><thead><tr><th>kernel</th>'
-            '<th>in</th><th>user lines</th></tr></thead><tbody>%s</tbody></table></section>' % "".join(rows))
+            '<th>in</th><th>FX nodes (pre-grad &rarr; post-grad)</th><th>user lines</th></tr></thead>'
+            '<tbody>%s</tbody></table></section>' % "".join(rows))
+
+
+def kernel_nodes(site: Site, graph: Graph, kernel: Kernel) -> str:
+    """The FX nodes a kernel computes, each linked to its line in the graph's listings."""
+    if not (kernel.pre_grad_nodes or kernel.post_grad_nodes):
+        return "—"
+    piece, output = split_stage(kernel.stage)
+    prefix = piece + "." if piece else ""
+    pre = prefix + "pre_grad" if prefix + "pre_grad" in graph.files else prefix + "dynamo"
+    post = prefix + ("post_grad_backward" if output == "inductor_backward" else "post_grad")
+    return "%s &rarr; %s" % (node_links(site, graph, pre, kernel.pre_grad_nodes),
+                             node_links(site, graph, post, kernel.post_grad_nodes))
+
+
+def node_links(site: Site, graph: Graph, stage: str, names: List[str]) -> str:
+    """Links to the named nodes' lines in one stage's listing, in the listing's order."""
+    lines = {}
+    for node in site.listed_nodes(graph, stage):
+        lines.setdefault(node.name, node.line)
+    ordered = sorted(names, key=lambda name: lines.get(name, len(lines) + 10 ** 9))  # listing order
+    return ", ".join('<a href="#stage-%s-L-%d"><code>%s</code></a>' % (safe_name(stage), lines[name], esc(name))
+                     if name in lines else "<code>%s</code>" % esc(name) for name in ordered) or "—"
 
 
 def kernel_definition(text: Optional[str], name: str) -> Optional[int]:
