@@ -352,9 +352,13 @@ def kernels_section(site: Site, graph: Graph) -> str:
         lines = ", ".join(site.source_link(filename, lineno, graph.frame) for filename, lineno in kernel.lines)
         rows.append('<tr id="kernel-%d"><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>' % (
             number, name, esc(stage_title(graph, kernel.stage)), kernel_nodes(site, graph, kernel), lines or "—"))
+    without = sum(1 for kernel in graph.kernels if not (kernel.pre_grad_nodes or kernel.post_grad_nodes))
+    note = ('<p>torch %s gave no FX nodes for %d of these kernels (its node mappings leave out the '
+            'backward\'s kernels, and torch before 2.8 has none).</p>' % (esc(site.dump.torch or ""), without)
+            if without else "")
     return ('<section id="kernels"><h2>Kernels and the lines they compute</h2><table><thead><tr><th>kernel</th>'
             '<th>in</th><th>FX nodes (pre-grad &rarr; post-grad)</th><th>user lines</th></tr></thead>'
-            '<tbody>%s</tbody></table></section>' % "".join(rows))
+            '<tbody>%s</tbody></table>%s</section>' % ("".join(rows), note))
 
 
 def kernel_nodes(site: Site, graph: Graph, kernel: Kernel) -> str:
