@@ -87,9 +87,17 @@ def decompiled_hash(code: Any) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
+#: The interpreter name that runs the worker under Pyodide (CPython 3.14 in WebAssembly).
+PYODIDE = "pyodide"
+
+
 def run_worker(python: str, args: argparse.Namespace) -> Dict[str, Any]:
-    command = [python, str(Path(__file__).resolve()), "--worker", "--programs", str(args.programs),
-               "--start", str(args.start), "--size", str(args.size), "--show", str(args.show)]
+    options = ["--worker", "--programs", str(args.programs), "--start", str(args.start), "--size", str(args.size),
+               "--show", str(args.show)]
+    if python == PYODIDE:  # the repository is its working directory there
+        command = ["node", str(REPO / "benchmarks" / "pyodide_run.mjs"), "benchmarks/machine_fuzz.py"] + options
+    else:
+        command = [python, str(Path(__file__).resolve())] + options
     env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
     done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
                           env=env)
@@ -118,7 +126,9 @@ def main(argv: List[str]) -> int:
     parser.add_argument("--start", type=int, default=0, help="first seed (default 0)")
     parser.add_argument("--size", type=int, default=24, help="operations per program (default 24)")
     parser.add_argument("--all", action="store_true", help="run on .venvs/3.8 ... .venvs/3.13")
-    parser.add_argument("--python", action="append", default=[], help="run on this interpreter (repeatable)")
+    parser.add_argument("--python", action="append", default=[],
+                        help="run on this interpreter (repeatable); 'pyodide' runs CPython 3.14 under Node "
+                             "(.pyodide/ as scripts/test.py --pyodide-only sets it up)")
     parser.add_argument("--show", type=int, default=2, help="wrong or invalid programs printed (default 2)")
     parser.add_argument("--json", help="write the results to this file")
     parser.add_argument("--outputs", help="write each program's decompiled text, hashed, to this file "
@@ -126,6 +136,8 @@ def main(argv: List[str]) -> int:
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
+        if sys.platform == "emscripten":  # the test wheels (bytecode) scripts/test.py unpacked there
+            sys.path.insert(0, str(REPO / ".pyodide" / "site"))
         print(json.dumps(fuzz(args.start, args.programs, args.size, args.show)))
         return 0
     pythons = list(args.python)

@@ -202,3 +202,8 @@ def test_fx_listing_nodes_and_the_lines_that_made_them():
     assert torch_text.fx_node_defined("    return (z,)") is None
     assert torch_text.fx_node_defined("    add: \"f32[4]\" = torch.ops.aten.add.Tensor(sin, 1)") == "add"
     assert torch_text.fx_node_defined("    x == y") is None
+
+
+def test_graph_output_locals():
+    assert torch_text.is_graph_output("graph_out_0") and torch_text.is_graph_output("graph_out_12")
+    assert not torch_text.is_graph_output("graph_out") and not torch_text.is_graph_output("tmp_3")

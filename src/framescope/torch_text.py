@@ -56,6 +56,15 @@ _RESUME_CODE = re.compile(r"^torch_dynamo_resume_in_(.+)_at_(\d+)$")
 _RESUME_ID = re.compile(r"^torch_dynamo_resume_in_(.+)_at_\d+(?:_\d+)?$")
 
 
+# The local Dynamo's code keeps a graph's outputs in: ``graph_out_0``.
+_GRAPH_OUTPUT = re.compile(r"^graph_out_\d+$")
+
+
+def is_graph_output(name: str) -> bool:
+    """Whether a local of Dynamo's code holds a graph's outputs (``graph_out_0``)."""
+    return bool(_GRAPH_OUTPUT.match(name))
+
+
 def stable_graph_name(name: str) -> str:
     """A graph's global name without torch's uuid: ``__compiled_fn_3_ab12...`` -> ``__compiled_fn_3``."""
     match = _GRAPH_NAME.fullmatch(name)

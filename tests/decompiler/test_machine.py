@@ -127,6 +127,102 @@ def test_values_left_on_the_stack_still_run() -> None:
     """)) == "f(1)\nx.a\nreturn 2"
 
 
+def folded(text: str, scratch: frozenset, shown: frozenset = frozenset()) -> str:
+    """The body decompiled with ``scratch`` locals (the program checked to run alike with every
+    local as scratch)."""
+    code = assemble(text)
+    outcome, details = check(code)
+    assert outcome == "equivalent", "%s\n%s\n%s" % (outcome, details, disassembly(code))
+    return body(decompile_transformed(code, scratch=scratch, shown=shown))
+
+
+CALL_THEN_USE = """
+    callable f
+    const 1
+    call 1
+    store t
+    callable g
+    load t
+    call 1
+    pop
+    load x
+    store u
+    delete t
+    const None
+    return
+"""
+
+
+def test_scratch_locals_fold_into_their_one_use_and_their_del_goes() -> None:
+    assert body(decompiled(CALL_THEN_USE)) == "t = f(1)\ng(t)\nu = x\ndel t"
+    assert folded(CALL_THEN_USE, frozenset({"t", "u"})) == "g(f(1))"
+    # Only the scratch ones: x is the caller's (an argument is never scratch).
+    assert folded(CALL_THEN_USE, frozenset({"u", "x"})) == "t = f(1)\ng(t)\ndel t"
+
+
+GRAPH_OUTPUT = """
+    callable g
+    const 1
+    call 1
+    store graph_out_0
+    load graph_out_0
+    const 0
+    subscr
+    delete graph_out_0
+    return
+"""
+
+
+def test_a_shown_scratch_local_keeps_its_name_and_a_del_before_return_goes() -> None:
+    assert body(decompiled(GRAPH_OUTPUT)) == (
+        "graph_out_0 = g(1)\n__stack_0 = graph_out_0[0]\ndel graph_out_0\nreturn __stack_0")
+    out = frozenset({"graph_out_0"})
+    assert folded(GRAPH_OUTPUT, out, shown=out) == "graph_out_0 = g(1)\nreturn graph_out_0[0]"
+    assert folded(GRAPH_OUTPUT, out) == "return g(1)[0]"
+
+
+COPIES = """
+    load x
+    store a
+    const 2
+    store b
+    load a
+    store c
+    callable f
+    load a
+    load b
+    call 2
+    pop
+    callable f
+    load c
+    load b
+    call 2
+    delete a
+    return
+"""
+
+
+def test_a_scratch_copy_of_a_constant_or_a_steady_name_reads_what_it_copies() -> None:
+    assert body(decompiled(COPIES)) == "a = x\nb = 2\nc = a\nf(a, b)\ndel a\nreturn f(c, b)"
+    # c copies a copy of x: all three go, and so does a's del.
+    assert folded(COPIES, frozenset({"a", "b", "c"})) == "f(x, 2)\nreturn f(x, 2)"
+    # Without c as scratch: c keeps its name but reads x, as a did.
+    assert folded(COPIES, frozenset({"a", "b"})) == "c = x\nf(x, 2)\nreturn f(c, 2)"
+
+
+def test_consecutive_dels_are_one_statement() -> None:
+    assert body(decompiled("""
+        const 1
+        store a
+        const 2
+        store b
+        delete a
+        delete b
+        load x
+        return
+    """)) == "a = 1\nb = 2\ndel a, b\nreturn x"
+
+
 def test_a_read_waiting_while_its_local_changes_keeps_the_old_value() -> None:
     assert body(decompiled("""
         load x

@@ -951,11 +951,24 @@ def run_source(source: str, name: str, truth_seed: int) -> Any:
 
 
 def check(code: types.CodeType) -> Tuple[str, str]:
-    """("equivalent" | "refused" | "wrong" | "invalid", details) for one program."""
+    """("equivalent" | "refused" | "wrong" | "invalid", details) for one program.
+
+    The program is decompiled twice: as it is, and with every local but its arguments named
+    scratch (so that locals stored and read once are folded away); both must do what it does.
+    The details of an equivalent program are the first decompilation."""
     try:
         source = decompile_transformed(code)
+        folded = decompile_transformed(code, scratch=frozenset(code.co_varnames))
     except DecompilationError as err:
         return "refused", str(err)
+    outcome, details = _runs_alike(code, source)
+    if outcome == "equivalent":
+        outcome, details = _runs_alike(code, folded)
+        details = source if outcome == "equivalent" else "with its locals as scratch: " + details
+    return outcome, details
+
+
+def _runs_alike(code: types.CodeType, source: str) -> Tuple[str, str]:
     for truth_seed in TRUTH_SEEDS:
         expected = run_code(code, truth_seed)
         if expected["result"][0] == "raised":

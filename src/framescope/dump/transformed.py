@@ -82,8 +82,12 @@ def make(
         if not dynamo.co_name.isidentifier():
             # A lambda's "<lambda>" cannot name a def; _rename gives the name back.
             named = dynamo.replace(co_name=naming.sanitise(dynamo.co_name))
+        # The locals Dynamo added (tmp_3, graph_out_0) only its own code reads; a graph's
+        # outputs stay under their name, where a debugger shows them after the graph call.
+        scratch = frozenset(dynamo.co_varnames) - frozenset(original.co_varnames)
         source = decompile_transformed(named, indent=4, constant_name=constant_name,
-                                       parameters=lambda name: _parameters(module_globals, name))
+                                       parameters=lambda name: _parameters(module_globals, name), scratch=scratch,
+                                       shown=frozenset(filter(torch_text.is_graph_output, scratch)))
         source = torch_text.rename_graphs(source, {long: short for short, long in aliases.items()})
         text, code, source = _compile(original, dynamo, source, filename, header)
         code = _load_as(code, aliases)

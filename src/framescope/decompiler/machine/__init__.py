@@ -22,7 +22,8 @@ the stack. Recompiling cannot check such code, so this decompiler is correct by 
   arms. Loops are refused, and so are exception handlers except the
   ``try: ... except BaseException: ...; raise`` that Dynamo puts around a call in a ``with``;
 * last, a temporary read once, by the next statement, before anything else there has an
-  effect, is put back in its place (`inline_temporaries`).
+  effect, is put back in its place (`inline_temporaries`); so is a local the caller names as
+  scratch (one nothing outside the code reads) that is stored once, and its ``del`` goes.
 
 Anything else raises DecompilationError; callers keep the original bytecode then.
 tests/decompiler/test_machine.py checks the result by running it against the bytecode on
@@ -31,7 +32,7 @@ random programs.
 import ast
 import inspect
 from types import CodeType
-from typing import Callable, Optional, Sequence
+from typing import AbstractSet, Callable, Optional, Sequence
 
 from framescope.decompiler.emit.unparse import unparse
 from framescope.decompiler.function import guarded
@@ -48,6 +49,8 @@ def decompile_transformed(
     indent: int = 4,
     constant_name: Optional[Callable[[object], str]] = None,
     parameters: Optional[Callable[[str], Optional[Sequence[str]]]] = None,
+    scratch: AbstractSet[str] = frozenset(),
+    shown: AbstractSet[str] = frozenset(),
 ) -> str:
     """Source of a ``def`` that does what ``code`` does; DecompilationError when there is none.
 
@@ -57,12 +60,16 @@ def decompile_transformed(
     and the source reads that name. Without it such code is refused. ``parameters(name)``
     gives the parameter names of the function a global ``name`` holds, when known: a
     temporary passed to it is named after its parameter (a resume function's ``y``).
+    ``scratch`` names locals that nothing but the code itself reads (those its maker invented,
+    such as Dynamo's ``tmp_3`` and ``graph_out_0``): one stored once and read once, by the next
+    statement before anything else happens there, is put in its place, and its ``del`` goes;
+    those also in ``shown`` keep their name (a graph's outputs, for a debugger to show).
     """
     if not isinstance(code, CodeType):
         raise TypeError("decompile_transformed() needs a code object, not %s" % type(code).__name__)
     if code.co_flags & _SUSPENDABLE:
         raise DecompilationError("generators and coroutines are not machine-decompiled", code_name=code.co_name)
-    source = guarded(_machine_source, code, constant_name, parameters, indent)
+    source = guarded(_machine_source, code, constant_name, parameters, indent, scratch, shown)
     try:
         compile(source, code.co_filename, "exec")
     except SyntaxError as err:
@@ -71,14 +78,15 @@ def decompile_transformed(
 
 
 def _machine_source(code: CodeType, constant_name: Optional[Callable[[object], str]],
-                    parameters: Optional[Callable[[str], Optional[Sequence[str]]]], indent: int) -> str:
+                    parameters: Optional[Callable[[str], Optional[Sequence[str]]]], indent: int,
+                    scratch: AbstractSet[str], shown: AbstractSet[str]) -> str:
     try:
         decompiler = MachineDecompiler(code, constant_name)
-        node = decompiler.function()
+        node = decompiler.function(scratch, shown)
     except Unmergeable:
         # Arms that meet with different waiting values: print each join in every arm.
         decompiler = MachineDecompiler(code, constant_name, merge=False)
-        node = decompiler.function()
+        node = decompiler.function(scratch, shown)
     if parameters is not None:
         name_after_parameters(node, decompiler.sim.temps, parameters, code)
     return unparse(ast.Module(body=[node], type_ignores=[]), indent=indent)

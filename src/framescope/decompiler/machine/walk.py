@@ -3,7 +3,7 @@ import ast
 import copy
 import dis
 from types import CodeType
-from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
+from typing import AbstractSet, Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from framescope.decompiler.frontend.instructions import POP_JUMPS, Handler, Instr
 from framescope.decompiler.frontend.opcodes import canonical_instructions
@@ -45,10 +45,15 @@ class MachineDecompiler:
         #: protected instruction (see `opcodes.cover_jumps`): they end the protected run.
         self.unprotected = unprotected_jumps(code, self.instrs)
 
-    def function(self) -> ast.FunctionDef:
+    def function(self, scratch: AbstractSet[str] = frozenset(), shown: AbstractSet[str] = frozenset()
+                 ) -> ast.FunctionDef:
+        """The ``def``; ``scratch``: locals nothing outside the code reads, ``shown`` those of them
+        to keep under their name (see inline_temporaries), its arguments and cells aside."""
         state = State()
         self.path(0, state)
-        body = inline_temporaries(state.stmts, self.sim.temps, self.sim.frozen)
+        code = self.code
+        kept = set(parameter_names(code)) | set(code.co_cellvars) | set(code.co_freevars)
+        body = inline_temporaries(state.stmts, self.sim.temps, self.sim.frozen, set(scratch) - kept, shown)
         if body and isinstance(body[-1], ast.Return) and isinstance(body[-1].value, ast.Constant) \
                 and body[-1].value.value is None:
             body.pop()
