@@ -14,8 +14,14 @@ def test_stable_graph_names():
     # In one pass: a new name that is also one of torch's is not renamed again.
     names = {long: "__compiled_fn_1", "__compiled_fn_1": "__compiled_fn_2"}
     text = "y = %s(x); z = __compiled_fn_1(y); w = __compiled_fn_12(z); __compiled_fn_1x" % long
-    assert torch_text.rename_graphs(text, names) == (
+    assert torch_text.rename_globals(text, names) == (
         "y = __compiled_fn_1(x); z = __compiled_fn_2(y); w = __compiled_fn_12(z); __compiled_fn_1x")
+    # A global torch named after an object's id() loses the id.
+    by_id = "___module_collections_140111645401520_c0"
+    assert torch_text.stable_global_name(by_id) == "___module_collections_c0"
+    assert torch_text.stable_global_name("_140111645401520_c3") == "_c3"
+    for other in (long, "__resume_at_80_4", "tmp_3", "x_12345_c0"):
+        assert torch_text.stable_global_name(other) == other
     assert torch_text.is_graph_name(long) and torch_text.is_graph_name("__compiled_fn_3")
     assert not torch_text.is_graph_name("__compiled_fn_x")
     assert torch_text.is_resume_global("__resume_at_40_3")

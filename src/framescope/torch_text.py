@@ -45,7 +45,6 @@ def split_compile_id(line: str) -> Tuple[Optional[str], str]:
 # <n> comes from a counter of the whole process.
 _UUID = r"_[0-9a-f]{8}_[0-9a-f]{4}_[0-9a-f]{4}_[0-9a-f]{4}_[0-9a-f]{12}"
 _GRAPH_NAME = re.compile(r"\b(__compiled_fn_\d+)%s\b" % _UUID)
-_ANY_GRAPH_NAME = re.compile(r"\b__compiled_fn_\d+(?:%s)?\b" % _UUID)
 _PLAIN_GRAPH_NAME = re.compile(r"__compiled_fn_\d+")
 # The global that holds a resume function: ``__resume_at_<offset>_<n>``.
 _RESUME_GLOBAL = re.compile(r"^__resume_at_\d+_\d+$")
@@ -71,10 +70,26 @@ def stable_graph_name(name: str) -> str:
     return match.group(1) if match else name
 
 
-def rename_graphs(text: str, names: Mapping[str, str]) -> str:
-    """``text`` with every graph name of torch's that ``names`` maps replaced by its new name
-    (in one pass, so that a new name is never renamed again)."""
-    return _ANY_GRAPH_NAME.sub(lambda match: names.get(match.group(0), match.group(0)), text)
+# A global Dynamo installs for one object, named after the object's id() and the compile
+# (``install_global_by_id``): ``___module_collections_140111645401520_c0``; the id changes
+# from run to run.
+_BY_ID_GLOBAL = re.compile(r"(\w*?)_\d{6,}_c(\d+)")
+
+
+def stable_global_name(name: str) -> str:
+    """A global's name without the id() torch puts in some: ``___module_collections_140111645401520_c0``
+    -> ``___module_collections_c0``; any other name as it is."""
+    match = _BY_ID_GLOBAL.fullmatch(name)
+    return "%s_c%s" % match.groups() if match else name
+
+
+def rename_globals(text: str, names: Mapping[str, str]) -> str:
+    """``text`` with every name that ``names`` maps replaced by its new name (whole names
+    only, in one pass, so that a new name is never renamed again)."""
+    if not names:
+        return text
+    pattern = re.compile(r"\b(?:%s)\b" % "|".join(re.escape(name) for name in sorted(names, key=len, reverse=True)))
+    return pattern.sub(lambda match: names[match.group(0)], text)
 
 
 def is_graph_name(name: str) -> bool:

@@ -12,7 +12,7 @@ import ast
 import dis
 import types
 from dataclasses import dataclass
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from framescope import torch_text
 from framescope.dump import naming, validate
@@ -73,8 +73,10 @@ def make(
         constants[ident] = value
         return ident
 
-    # The dump's name -> torch's, for each graph the code calls.
+    # The dump's name -> torch's, for each graph the code calls and each global torch named
+    # after an object's id().
     aliases = {graph_name(name): name for name in _names(dynamo) if torch_text.is_graph_name(name)}
+    aliases.update(_stable_globals(dynamo, set(aliases) | set(module_globals or ())))
     try:
         from framescope.decompiler.machine import decompile_transformed
 
@@ -88,7 +90,7 @@ def make(
         source = decompile_transformed(named, indent=4, constant_name=constant_name,
                                        parameters=lambda name: _parameters(module_globals, name), scratch=scratch,
                                        shown=frozenset(filter(torch_text.is_graph_output, scratch)))
-        source = torch_text.rename_graphs(source, {long: short for short, long in aliases.items()})
+        source = torch_text.rename_globals(source, {long: short for short, long in aliases.items()})
         text, code, source = _compile(original, dynamo, source, filename, header)
         code = _load_as(code, aliases)
         validate.check(dynamo, code, constants=constants)
@@ -124,6 +126,22 @@ def _parameters(module_globals: Optional[Dict[str, object]], name: str) -> Optio
     if not isinstance(code, types.CodeType):
         return None
     return list(code.co_varnames[:code.co_argcount])
+
+
+def _stable_globals(code: types.CodeType, taken: Set[str]) -> Dict[str, str]:
+    """A name without an id() -> torch's name, for each such global ``code`` loads: the same
+    text on every run. A name already taken gets a number."""
+    found: Dict[str, str] = {}
+    for name in _names(code):
+        stable = torch_text.stable_global_name(name)
+        if stable == name:
+            continue
+        candidate, number = stable, 1
+        while candidate in taken or candidate in found or candidate in code.co_names:
+            number += 1
+            candidate = "%s_%d" % (stable, number)
+        found[candidate] = name
+    return found
 
 
 def _names(code: types.CodeType) -> List[str]:
