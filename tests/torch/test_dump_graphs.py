@@ -534,6 +534,8 @@ def test_recompiles_show_the_values_and_the_recompile_limit(run_python, tmp_path
     assert lines[limit + 2] == "      from now on, calls of scale that no cache entry accepts run without torch.compile"
     size = next(i for i, text in enumerate(lines) if text.startswith("  grow, entry 1 (compile 1/1): guard failed: "))
     assert "size mismatch" in lines[size] or "size()" in lines[size], lines[size]
+    # torch names no line for a shape guard: the def line, below the decorator.
+    assert lines[size + 1] == "      prog.py:%d: def grow(x):" % program_line(tmp_path, "def grow(x):")
     assert lines[size + 2] == "      called with x = f32[3]; compiled for x = f32[2]"
     assert lines[size + 3].startswith("      suggestion: the shape of x changed: mark the dimension dynamic")
     # The report's recompiles say the same.

@@ -75,6 +75,20 @@ def recompile_limit(fail_reason: Optional[str]) -> Optional[Dict[str, Any]]:
     return {"name": name, "value": value if value is not None else torch_internals.dynamo_limit(name)}
 
 
+def _def_line(filename: Optional[str], firstlineno: Optional[int]) -> Optional[int]:
+    """The ``def`` line of a function whose code starts at ``firstlineno``: its first
+    decorator's line when it has decorators (a decorator may span lines)."""
+    if not filename or not firstlineno:
+        return firstlineno
+    for lineno in range(firstlineno, firstlineno + 40):
+        text = linecache.getline(filename, lineno).lstrip()
+        if not text:
+            break
+        if text.startswith(("def ", "async def ")):
+            return lineno
+    return firstlineno
+
+
 def _source_line(filename: Optional[str], lineno: Optional[int]) -> Optional[str]:
     if not filename or not lineno:
         return None
@@ -170,7 +184,7 @@ class EventRecorder:
             if found["filename"] is None:
                 # torch names no line for this guard (a tensor's shape, say): the value came
                 # in as an argument, so point at the function's def line.
-                found["filename"], found["lineno"] = code[1], code[2]
+                found["filename"], found["lineno"] = code[1], _def_line(code[1], code[2])
             fields["recompile_reason"] = found["reason"]
             self.session.record_recompile(
                 {
