@@ -171,6 +171,11 @@ def test_eager_graph_file_runs_and_shows_shapes(run_python, tmp_path):
     # The user's name for each input, its shape, and Dynamo's name for it.
     assert "#   x              : f32[4, 8]     L_x_\n" in text
     assert "#   self.lin.weight: f32[3, 8]     L_self_modules_lin_parameters_weight_\n" in text
+    # The transformed code names what it passes the graph as the graph's listing does.
+    transformed = (dump / "__transformed_code_0_for_forward.py").read_text()
+    assert "l_self_modules_lin_parameters_weight_ = " in transformed
+    assert "    l_self_modules_lin_parameters_weight_ = L_self_modules_lin_parameters_weight_" in text
+    assert "__compiled_fn_1(l_self_modules_lin_parameters_weight_, " in transformed, transformed
     # The second call ran the graph's lines from the dumped file.
     ran = {tuple(item) for item in result["lines"]}
     in_graph = {item for item in ran if item[0] == "__compiled_fn_1.dynamo.py"}

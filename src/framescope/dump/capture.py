@@ -84,7 +84,8 @@ class Capture:
         name = naming.transformed_file(index, frame["id"])
         path = str(session.path_of(name))
         header = _header(state, index, compile_id)
-        result = transformed.make(code, new_code, path, header, session.graph_name, module_globals)
+        result = transformed.make(code, new_code, path, header, session.graph_name, module_globals,
+                                  session.graph_inputs)
         unwritten = None
         try:
             session.write(name, result.text)

@@ -282,6 +282,8 @@ class GraphDumper:
         graph.inputs = [shape for _name, shape, _source in placeholder_inputs(gm, example_inputs, False)]
         with self.session.lock:
             self.graphs[name] = graph
+            if full_name is not None:
+                self.session.graph_inputs[full_name] = [node.name for node in nodes if node.op == "placeholder"]
         return graph
 
     # ------------------------------------------------------------------ AOTAutograd's graphs

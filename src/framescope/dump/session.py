@@ -94,6 +94,9 @@ class DumpSession:
         #: torch's name of each graph seen (``__compiled_fn_<n>_<uuid>``) -> this dump's name
         #: for it (``__compiled_fn_<k>``), in the order first seen.
         self.graph_names: Dict[str, str] = {}
+        #: torch's name of each graph seen -> the names its listing gives its inputs (``l_x_``,
+        #: ``l_self_modules_fc1_parameters_weight_``): what the transformed code calls them.
+        self.graph_inputs: Dict[str, List[str]] = {}
         self._graph_count = 0
         self._ids = FrameIds()
         self._folder: Optional[DumpFolder] = None

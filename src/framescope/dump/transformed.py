@@ -12,7 +12,7 @@ import ast
 import dis
 import types
 from dataclasses import dataclass
-from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from framescope import torch_text
 from framescope.dump import naming, validate
@@ -50,6 +50,7 @@ def make(
     header: Sequence[str],
     graph_name: Callable[[str], str] = torch_text.stable_graph_name,
     module_globals: Optional[Dict[str, object]] = None,
+    graph_inputs: Mapping[str, Sequence[str]] = {},
 ) -> Result:
     """Decompile, compile and check Dynamo's code for one entry; never raises for bad code.
 
@@ -58,6 +59,8 @@ def make(
     Constants of Dynamo's code that no literal spells (a ``torch.dtype``, a module's globals,
     a code object) are read from globals of the function's module, ``module_globals``, bound
     once the code passed its checks; without them such code keeps Dynamo's bytecode.
+    ``graph_inputs`` maps torch's name of a graph to the names its listing gives its inputs:
+    the values the code passes it are named so (``l_x_``), as in the graph's file.
     """
     constants: Dict[str, object] = {}
 
@@ -88,7 +91,8 @@ def make(
         # outputs stay under their name, where a debugger shows them after the graph call.
         scratch = frozenset(dynamo.co_varnames) - frozenset(original.co_varnames)
         source = decompile_transformed(named, indent=4, constant_name=constant_name,
-                                       parameters=lambda name: _parameters(module_globals, name), scratch=scratch,
+                                       parameters=lambda name: graph_inputs.get(name) or _parameters(module_globals, name),
+                                       scratch=scratch,
                                        shown=frozenset(filter(torch_text.is_graph_output, scratch)))
         source = torch_text.rename_globals(source, {long: short for short, long in aliases.items()})
         text, code, source = _compile(original, dynamo, source, filename, header)
