@@ -17,10 +17,8 @@ aliases (``t = name``) and ``del`` statements.
 from __future__ import annotations
 
 import argparse
-import ast
 import json
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -31,7 +29,9 @@ from typing import Any, Dict, List
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-TEMPORARY = re.compile(r"^(tmp_\d+|__stack_\d+)$")
+sys.path.insert(0, str(REPO))
+
+from tests.support.readability import figures as readability  # noqa: E402  (shared with the dump tests)
 COLUMNS = ("workload", "ok", "equal", "entries", "fallbacks", "files", "invalid", "overhead", "lines",
            "temps/100", "read once", "aliases", "del lines")
 
@@ -77,31 +77,6 @@ def run_mode(name: str, mode: str, backend: str, folder: Path) -> Dict[str, Any]
 
 
 # --------------------------------------------------------------------------- what the dump holds
-
-
-def readability(files: List[Path]) -> Dict[str, int]:
-    """Lines, temporaries, temporaries read once, aliases and del statements of some files."""
-    figures = {"lines": 0, "temporaries": 0, "read_once": 0, "aliases": 0, "del_lines": 0}
-    for path in files:
-        text = path.read_text(encoding="utf-8")
-        figures["lines"] += sum(1 for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#"))
-        tree = ast.parse(text)
-        loads: Dict[str, int] = {}
-        stored = set()
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Name) and TEMPORARY.match(node.id):
-                if isinstance(node.ctx, ast.Load):
-                    loads[node.id] = loads.get(node.id, 0) + 1
-                elif isinstance(node.ctx, ast.Store):
-                    stored.add(node.id)
-            if isinstance(node, ast.Delete):
-                figures["del_lines"] += 1
-            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
-                    and isinstance(node.value, ast.Name):
-                figures["aliases"] += 1
-        figures["temporaries"] += len(stored)
-        figures["read_once"] += sum(1 for ident in stored if loads.get(ident) == 1)
-    return figures
 
 
 def dump_figures(folder: Path) -> Dict[str, Any]:

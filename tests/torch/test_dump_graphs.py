@@ -6,7 +6,6 @@ of JSON with what it measured, and the test reads that and the dump folder.
 """
 from __future__ import annotations
 
-import ast
 import json
 import os
 import re
@@ -19,6 +18,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from framescope.dump import graphs, naming  # noqa: E402
+from tests.support import readability  # noqa: E402
 
 pytestmark = pytest.mark.torch
 
@@ -704,30 +704,10 @@ def test_small_gpt2_under_dump_matches_eager(run_python, tmp_path, inductor_cach
     # no dels (benchmarks/model_zoo.py measures the same on more models).
     # Measured here on torch 2.13: 190 lines, 8 temporaries read once, no alias, 2 dels
     # (docs/benchmarks.md has the figures before the folding, on the model zoo).
-    figures = transformed_figures(sorted(dump.glob("__transformed_code_*.py")))
-    assert figures["aliases"] <= 2 and figures["dels"] <= 4, figures
+    figures = readability.figures(sorted(dump.glob("__transformed_code_*.py")))
+    assert figures["aliases"] <= 2 and figures["del_lines"] <= 4, figures
     assert figures["read_once"] <= 0.1 * figures["lines"], figures
 
-
-def transformed_figures(paths):
-    """Lines, temporaries read once (``tmp_<k>``, ``__stack_<k>``), aliases and del statements."""
-    figures = {"lines": 0, "read_once": 0, "aliases": 0, "dels": 0}
-    for path in paths:
-        text = path.read_text(encoding="utf-8")
-        figures["lines"] += sum(1 for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#"))
-        tree = ast.parse(text)
-        loads, stored = {}, set()
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Name) and re.match(r"^(tmp_\d+|__stack_\d+)$", node.id):
-                if isinstance(node.ctx, ast.Load):
-                    loads[node.id] = loads.get(node.id, 0) + 1
-                elif isinstance(node.ctx, ast.Store):
-                    stored.add(node.id)
-            figures["dels"] += isinstance(node, ast.Delete)
-            figures["aliases"] += (isinstance(node, ast.Assign) and isinstance(node.value, ast.Name)
-                                   and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name))
-        figures["read_once"] += sum(1 for ident in stored if loads.get(ident) == 1)
-    return figures
 
 
 # --------------------------------------------------------------------------- no torch, parsing
