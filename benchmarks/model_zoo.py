@@ -150,6 +150,7 @@ def main(argv: List[str]) -> int:
     parser.add_argument("--only", help="comma-separated workloads (default: all)")
     parser.add_argument("--backend", default="inductor", help="torch.compile backend (default inductor)")
     parser.add_argument("--json", help="also write the rows to this file")
+    parser.add_argument("--keep", help="write the dumps into this folder and keep them (default: a temporary one)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--mode", help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
@@ -170,6 +171,9 @@ def main(argv: List[str]) -> int:
     print("torch %s, python %s, backend %s" % (torch.__version__, sys.version.split()[0], args.backend), flush=True)
     rows = []
     with tempfile.TemporaryDirectory(prefix="model-zoo-") as temp:
+        if args.keep:
+            temp = args.keep
+            Path(temp).mkdir(parents=True, exist_ok=True)
         for name in names:
             began = time.perf_counter()
             rows.append(measure(name, args.backend, Path(temp)))

@@ -706,3 +706,107 @@ def test_a_temporary_passed_on_is_named_after_the_parameter() -> None:
     assert "__stack_" in plain and "__stack_" not in named, plain
     assert "return g(value)" in named
     assert check(code)[0] == "equivalent"
+
+
+# --------------------------------------------------------------------------- across statements
+
+
+def test_a_display_of_names_moves_to_its_one_reading_past_a_call() -> None:
+    # Building (x, y) later gives the same tuple: nothing in between can bind x or y.
+    assert folded("""
+        load x
+        load y
+        tuple 2
+        store t
+        callable f
+        const 1
+        call 1
+        pop
+        callable g
+        load t
+        call 1
+        return
+    """, frozenset({"t"})) == "f(1)\nreturn g((x, y))"
+
+
+def test_a_display_stays_where_a_name_it_reads_is_bound_before_its_reading() -> None:
+    assert folded("""
+        load x
+        tuple 1
+        store t
+        const 2
+        store x
+        callable g
+        load t
+        load x
+        call 2
+        return
+    """, frozenset({"t"})) == "t = (x,)\nx = 2\nreturn g(t, x)"
+
+
+def test_a_call_result_handed_to_a_local_takes_its_name() -> None:
+    assert folded("""
+        callable f
+        const 1
+        call 1
+        store t
+        callable g
+        load t
+        call 1
+        pop
+        load t
+        store y
+        callable g
+        load y
+        call 1
+        return
+    """, frozenset({"t"})) == "y = f(1)\ng(y)\nreturn g(y)"
+
+
+def test_no_new_name_where_the_local_is_read_in_between() -> None:
+    assert folded("""
+        callable f
+        const 1
+        call 1
+        store t
+        callable g
+        load y
+        call 1
+        pop
+        load t
+        store y
+        load y
+        return
+    """, frozenset({"t"})) == "t = f(1)\ng(y)\ny = t\nreturn y"
+
+
+def test_a_parameter_stored_into_itself_is_dropped() -> None:
+    assert folded("""
+        callable f
+        const 1
+        call 1
+        pop
+        load x
+        store x
+        load x
+        return
+    """, frozenset()) == "f(1)\nreturn x"
+
+
+def test_a_module_attribute_does_not_stop_a_call_result_from_nesting() -> None:
+    # torch's bookkeeping pair reads utils.exit(utils.enter()) once its module is known.
+    code = assemble("""
+        global o
+        attr
+        push_null
+        call 0
+        store t
+        global o
+        attr
+        push_null
+        load t
+        call 1
+        return
+    """)
+    assert body(decompile_transformed(code, scratch=frozenset({"t"}), modules=frozenset({"o"}))) == "return o.a(o.a())"
+    assert body(decompile_transformed(code, scratch=frozenset({"t"}))) == "t = o.a()\nreturn o.a(t)"

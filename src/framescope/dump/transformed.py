@@ -12,7 +12,7 @@ import ast
 import dis
 import types
 from dataclasses import dataclass
-from typing import Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Set, Tuple
 
 from framescope import torch_text
 from framescope.dump import naming, validate
@@ -93,7 +93,8 @@ def make(
         source = decompile_transformed(named, indent=4, constant_name=constant_name,
                                        parameters=lambda name: graph_inputs.get(name) or _parameters(module_globals, name),
                                        scratch=scratch,
-                                       shown=frozenset(filter(torch_text.is_graph_output, scratch)))
+                                       shown=frozenset(filter(torch_text.is_graph_output, scratch)),
+                                       modules=_module_globals(dynamo, module_globals))
         source = torch_text.rename_globals(source, {long: short for short, long in aliases.items()})
         text, code, source = _compile(original, dynamo, source, filename, header)
         code = _load_as(code, aliases)
@@ -121,6 +122,13 @@ def resume_code(value: object) -> Optional[types.CodeType]:
         if isinstance(content, types.CodeType) and torch_text.resume_line(content.co_name) is not None:
             return content
     return None
+
+
+def _module_globals(code: types.CodeType, module_globals: Optional[Dict[str, object]]) -> FrozenSet[str]:
+    """The globals ``code`` reads that hold modules (torch's ``__import_torch_dot_...``)."""
+    if module_globals is None:
+        return frozenset()
+    return frozenset(name for name in code.co_names if isinstance(module_globals.get(name), types.ModuleType))
 
 
 def _parameters(module_globals: Optional[Dict[str, object]], name: str) -> Optional[List[str]]:

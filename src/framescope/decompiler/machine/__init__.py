@@ -51,6 +51,7 @@ def decompile_transformed(
     parameters: Optional[Callable[[str], Optional[Sequence[str]]]] = None,
     scratch: AbstractSet[str] = frozenset(),
     shown: AbstractSet[str] = frozenset(),
+    modules: AbstractSet[str] = frozenset(),
 ) -> str:
     """Source of a ``def`` that does what ``code`` does; DecompilationError when there is none.
 
@@ -64,12 +65,15 @@ def decompile_transformed(
     such as Dynamo's ``tmp_3`` and ``graph_out_0``): one stored once and read once, by the next
     statement before anything else happens there, is put in its place, and its ``del`` goes;
     those also in ``shown`` keep their name (a graph's outputs, for a debugger to show).
+    ``modules`` names globals bound to modules: reading their attributes is taken to have no
+    effect, so a call's result may be put in an argument after such an attribute
+    (``utils.exit(utils.enter())``).
     """
     if not isinstance(code, CodeType):
         raise TypeError("decompile_transformed() needs a code object, not %s" % type(code).__name__)
     if code.co_flags & _SUSPENDABLE:
         raise DecompilationError("generators and coroutines are not machine-decompiled", code_name=code.co_name)
-    source = guarded(_machine_source, code, constant_name, parameters, indent, scratch, shown)
+    source = guarded(_machine_source, code, constant_name, parameters, indent, scratch, shown, modules)
     try:
         compile(source, code.co_filename, "exec")
     except SyntaxError as err:
@@ -79,14 +83,14 @@ def decompile_transformed(
 
 def _machine_source(code: CodeType, constant_name: Optional[Callable[[object], str]],
                     parameters: Optional[Callable[[str], Optional[Sequence[str]]]], indent: int,
-                    scratch: AbstractSet[str], shown: AbstractSet[str]) -> str:
+                    scratch: AbstractSet[str], shown: AbstractSet[str], modules: AbstractSet[str]) -> str:
     try:
         decompiler = MachineDecompiler(code, constant_name)
-        node = decompiler.function(scratch, shown)
+        node = decompiler.function(scratch, shown, modules)
     except Unmergeable:
         # Arms that meet with different waiting values: print each join in every arm.
         decompiler = MachineDecompiler(code, constant_name, merge=False)
-        node = decompiler.function(scratch, shown)
+        node = decompiler.function(scratch, shown, modules)
     if parameters is not None:
         name_after_parameters(node, decompiler.sim.temps, parameters, code)
     return unparse(ast.Module(body=[node], type_ignores=[]), indent=indent)

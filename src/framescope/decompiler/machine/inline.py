@@ -45,8 +45,10 @@ def statement_parts(stmt: ast.stmt) -> Optional[List[ast.AST]]:
     return None
 
 
-def first_effect_reads(stmt: ast.stmt, ident: str) -> bool:
-    """Whether ``stmt`` reads ``ident`` before anything it evaluates has an effect."""
+def first_effect_reads(stmt: ast.stmt, ident: str, modules: AbstractSet[str] = frozenset()) -> bool:
+    """Whether ``stmt`` reads ``ident`` before anything it evaluates has an effect. An
+    attribute of a global in ``modules`` (names bound to modules) counts as inert: like
+    globals, module attributes are assumed not to be rebound by the calls in between."""
     parts = statement_parts(stmt)
     if parts is None:
         return False
@@ -56,6 +58,8 @@ def first_effect_reads(stmt: ast.stmt, ident: str) -> bool:
                 return False
             if isinstance(node, ast.Name) and node.id == ident and isinstance(node.ctx, ast.Load):
                 return True
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in modules:
+                continue
             if not isinstance(node, INERT) and not isinstance(node, (ast.operator, ast.unaryop, ast.cmpop)):
                 return False
     return False
@@ -82,8 +86,8 @@ class Substitute(ast.NodeTransformer):
 
 
 def inline_temporaries(body: List[ast.stmt], temps: Set[str], frozen: AbstractSet[str] = frozenset(),
-                       scratch: AbstractSet[str] = frozenset(), shown: AbstractSet[str] = frozenset()
-                       ) -> List[ast.stmt]:
+                       scratch: AbstractSet[str] = frozenset(), shown: AbstractSet[str] = frozenset(),
+                       modules: AbstractSet[str] = frozenset()) -> List[ast.stmt]:
     """Drop ``t = value`` where the temporary ``t`` is read once, by the next statement, before
     that statement does anything else: the value is evaluated there instead, at the same point.
     A temporary never read keeps only its value's evaluation.
@@ -92,7 +96,7 @@ def inline_temporaries(body: List[ast.stmt], temps: Set[str], frozen: AbstractSe
     invented): one stored once is treated as a temporary (unless it is to be ``shown``), and once
     its store is gone so are its ``del`` statements; a ``del`` of scratch locals just before a
     ``return`` of a name or a constant goes too (nothing runs between them). Consecutive ``del``
-    statements become one."""
+    statements become one. ``modules``: see `first_effect_reads`."""
     stores = name_counts(body, ast.Store)
     movable = set(temps) | {ident for ident in scratch if stores.get(ident) == 1 and ident not in shown}
     body, copies = propagate_copies(body, movable & set(scratch), movable, stores, name_counts(body, ast.Del))
@@ -117,7 +121,7 @@ def inline_temporaries(body: List[ast.stmt], temps: Set[str], frozen: AbstractSe
             while out and is_temporary(out[-1], movable) and reads.get(out[-1].targets[0].id) == 1:
                 previous = out[-1]
                 ident = previous.targets[0].id
-                if not first_effect_reads(stmt, ident):
+                if not first_effect_reads(stmt, ident, modules):
                     break
                 stmt = Substitute(ident, previous.value).visit(stmt)
                 out.pop()

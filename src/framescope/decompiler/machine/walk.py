@@ -9,6 +9,7 @@ from framescope.decompiler.frontend.instructions import POP_JUMPS, Handler, Inst
 from framescope.decompiler.frontend.opcodes import canonical_instructions
 from framescope.decompiler.machine.inline import inline_temporaries
 from framescope.decompiler.machine.lists import MachineSimulator
+from framescope.decompiler.machine.sinking import tidy_across
 from framescope.decompiler.machine.values import Cell, frozen_outputs, is_pure
 from framescope.decompiler.simulate import values as v
 from framescope.decompiler.simulate.signature import arguments, parameter_names
@@ -45,15 +46,19 @@ class MachineDecompiler:
         #: protected instruction (see `opcodes.cover_jumps`): they end the protected run.
         self.unprotected = unprotected_jumps(code, self.instrs)
 
-    def function(self, scratch: AbstractSet[str] = frozenset(), shown: AbstractSet[str] = frozenset()
-                 ) -> ast.FunctionDef:
+    def function(self, scratch: AbstractSet[str] = frozenset(), shown: AbstractSet[str] = frozenset(),
+                 modules: AbstractSet[str] = frozenset()) -> ast.FunctionDef:
         """The ``def``; ``scratch``: locals nothing outside the code reads, ``shown`` those of them
-        to keep under their name (see inline_temporaries), its arguments and cells aside."""
+        to keep under their name, ``modules`` globals bound to modules (see inline_temporaries),
+        its arguments and cells aside."""
         state = State()
         self.path(0, state)
         code = self.code
         kept = set(parameter_names(code)) | set(code.co_cellvars) | set(code.co_freevars)
-        body = inline_temporaries(state.stmts, self.sim.temps, self.sim.frozen, set(scratch) - kept, shown)
+        scratch = set(scratch) - kept
+        body = inline_temporaries(state.stmts, self.sim.temps, self.sim.frozen, scratch, shown, modules)
+        body = tidy_across(body, set(self.sim.temps) | (scratch - set(shown)), set(parameter_names(code)),
+                           set(code.co_cellvars) | set(code.co_freevars))
         if body and isinstance(body[-1], ast.Return) and isinstance(body[-1].value, ast.Constant) \
                 and body[-1].value.value is None:
             body.pop()
