@@ -98,6 +98,8 @@ ASSERT_FALSE_UNTESTED = PY >= (3, 10)
 PEP701_FSTRINGS = PY >= (3, 12)
 #: A starred tuple without parentheses is allowed in ``for x in *a, b`` and ``x += *a, b`` (3.9+).
 STAR_TUPLE_ANYWHERE = PY >= (3, 9)
+#: ``except*`` clauses (PEP 654) parse, as ``ast.TryStar`` (3.11+).
+EXCEPT_STAR = PY >= (3, 11)
 #: ``d[*a]`` parses (3.11+).
 STAR_SUBSCRIPT = PY >= (3, 11)
 #: ``ast.dump`` leaves out fields that are None or empty lists (3.13+).

@@ -17,7 +17,8 @@ from framescope.decompiler.graph.traversal import follow_jumps, jump_chain
 from framescope.decompiler.simulate import values as v
 from framescope.decompiler.simulate.sametree import same_tree
 from framescope.decompiler.simulate.state import State
-from framescope.decompiler.structure.clauses import strip_name_cleanup, strip_reraise, without_pass
+from framescope.decompiler.structure.clauses import TRY_NODES, strip_name_cleanup, strip_reraise, without_pass
+from framescope.decompiler.structure.starclauses import StarClauseBuilder, code_after, is_star_handler
 
 if TYPE_CHECKING:  # pragma: no cover
     from framescope.decompiler.structure.context import StructureContext
@@ -55,6 +56,7 @@ class ProtectedBuilder:
         self.walker = walker
         #: Tells a jump that leaves a loop (``break``, ``continue``) from one that leaves the region.
         self.loop_builder = loop_builder
+        self.star_builder = StarClauseBuilder(ctx, self)
 
     def repeats_after(self, instrs: List[Instr]) -> bool:
         """Whether ``instrs`` repeat the code after the try statement whose clause is being built.
@@ -203,21 +205,29 @@ class ProtectedBuilder:
         final = self.finally_start(hblock, first, entry)
         if final is not None:
             return self.finally_stmt(body_state, body_end, hblock, entry, handler, state, *final)
+        star = is_star_handler(hblock, first)
         self.ctx.after_try.append(follow_jumps(body_end))
         try:
-            handlers, ends, states = self.except_clauses(hblock, first, entry, handler.depth)
+            if star:
+                handlers, ends, states = self.star_builder.clauses(hblock, first, entry, handler.depth)
+            else:
+                handlers, ends, states = self.except_clauses(hblock, first, entry, handler.depth)
         finally:
             self.ctx.after_try.pop()
         after = self.clauses_end(hblock, ends)
         passed = jump_chain(body_end)
         body_end = passed[-1] if passed else None
-        after = self.clause_tails(after, body_end, handlers, ends, states)
+        # No code after the statement belongs to one except* clause: it runs after them all.
+        after = self.clause_tails(after, body_end, [] if star else handlers, ends, states)
         after, orelse = self.else_clause(hblock, body_end, passed, after, state)
         if (not orelse and len(body_state.stmts) > 1 and isinstance(body_state.stmts[-1], ast.Break)
                 and self.dead_else_break(hblock)):
             orelse = [body_state.stmts.pop()]
-        node = ast.Try(body=body_state.stmts or [ast.Pass()], handlers=handlers, orelse=orelse, finalbody=[])
+        node = (ast.TryStar if star else ast.Try)(body=body_state.stmts or [ast.Pass()], handlers=handlers,
+                                                  orelse=orelse, finalbody=[])
         state.stmts.append(node)
+        if star:
+            state.stmts.extend(code_after(states[0]))
         return after
 
     def try_body(self, block: Block, handler: Handler, body_state: State, depth: int) -> Optional[Block]:
@@ -556,7 +566,7 @@ class ProtectedBuilder:
                 raise self.ctx.error("finally block not repeated on the normal path", body_end)
             after = follow_jumps(self.ctx.cfg.finally_after.get(body_end))
         body = body_state.stmts
-        if len(body) == 1 and isinstance(body[0], ast.Try) and not body[0].finalbody:
+        if len(body) == 1 and isinstance(body[0], TRY_NODES) and not body[0].finalbody:
             node = body[0]
             node.finalbody = final or [ast.Pass()]
         else:
