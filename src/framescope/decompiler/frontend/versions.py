@@ -70,6 +70,9 @@ FINALLY_SUBROUTINES = PY < (3, 9)
 #: The compiler copies short code that ends the function (``return x``) into each block
 #: that goes there (3.10+); before, it exists once.
 COPIES_EXITS = PY >= (3, 10)
+#: The peephole optimizer turns a jump to a lone ``RETURN_VALUE`` into that ``RETURN_VALUE``
+#: (up to 3.9): an arm of a returned conditional value may return it itself.
+RETURN_JUMPS_THREADED = PY < (3, 10)
 #: ``JUMP_IF_TRUE_OR_POP`` / ``JUMP_IF_FALSE_OR_POP`` exist (up to 3.11).
 OR_POP_JUMPS = PY < (3, 12)
 #: A conditional jump takes a bool that ``TO_BOOL`` made (3.13+): the jump itself cannot raise.
