@@ -99,6 +99,8 @@ def mark_finally_copies(cfg: CFG) -> bool:
                 end = match_copy(start, first, exit)
                 if end is None:
                     continue
+                if exit.instrs[0].called_finally:
+                    cfg.called_finally.add(exit)
                 after_block, index = end
                 if after_block is None:
                     after = None
