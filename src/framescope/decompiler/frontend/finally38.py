@@ -59,7 +59,7 @@ def inline_finally(instrs: List[Instr], code_size: int, copies: Optional[List[in
             else:
                 after = instrs[i].offset if i < len(instrs) else follow
             body = copy(instrs[start:end], copies[0] * (code_size + 2), code_size + 2, ins.handler,
-                        instrs[end].offset, after)
+                        instrs[end].offset, after, ins.op == "CALL_FINALLY")
             out.extend(inline_finally(body, code_size, copies, after))  # a with or finally inside it
             if ins.op == "BEGIN_FINALLY" and after is not None:
                 out.append(Instr("JUMP", None, ins.offset, after, ins.line, ins.handler, "BEGIN_FINALLY"))
@@ -104,6 +104,8 @@ def matching_end(instrs: List[Instr], start: int) -> Optional[int]:
         op = instrs[i].op
         if op in BLOCK_SETUPS or instrs[i].raw in BLOCK_SETUPS:
             level += 1
+        elif op == "END_ASYNC_FOR":
+            level -= 1  # the end of an async for, whose SETUP_FINALLY counted above
         elif op == "END_FINALLY":
             if level == 0:
                 return i
@@ -112,10 +114,11 @@ def matching_end(instrs: List[Instr], start: int) -> Optional[int]:
 
 
 def copy(body: List[Instr], base: int, span: int, handler: Optional[Handler], end: int,
-         after: Optional[int]) -> List[Instr]:
+         after: Optional[int], called: bool) -> List[Instr]:
     """A copy of a finally body at offsets from ``base`` on; jumps to its ``END_FINALLY`` go to ``after``.
 
     Offsets are taken modulo ``span`` first: a copy of a copy gets offsets as unique as the first.
+    ``called``: the copy is ``CALL_FINALLY``'s (see `Instr.called_finally`).
     """
     inside = {ins.offset for ins in body}
 
@@ -132,7 +135,7 @@ def copy(body: List[Instr], base: int, span: int, handler: Optional[Handler], en
             own = Handler(moved(own.target), own.depth, own.lasti)
         elif own is None or handler is None or own != handler:
             own = handler
-        out.append(Instr(ins.op, ins.arg, moved(ins.offset), target, ins.line, own, ins.raw))
+        out.append(Instr(ins.op, ins.arg, moved(ins.offset), target, ins.line, own, ins.raw, called))
     return out
 
 

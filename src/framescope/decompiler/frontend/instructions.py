@@ -37,6 +37,9 @@ class Instr:
     handler: Optional[Handler] = None
     #: Raw opcode name, kept for error messages.
     raw: str = ""
+    #: 3.8: part of the copy of a finally body that ``CALL_FINALLY`` ran before a return, break
+    #: or continue left the try statement (`finally38`); the end of its body runs another copy.
+    called_finally: bool = False
 
     def is_pop_jump(self) -> bool:
         """A conditional jump that pops its condition (``POP_JUMP_IF_*``)."""

@@ -9,6 +9,7 @@ Everything after it sees one spelling:
 * binary and in-place operators: ``BINARY_OP`` with the operator symbol (``"+"``, ``"+="``);
   comparisons: ``COMPARE_OP`` with the symbol, ``IS_OP``/``CONTAINS_OP`` with the
   inversion flag, ``EXC_MATCH`` for the pre-3.11 exception-match comparison;
+  ``PREP_RERAISE_STAR`` (the end of ``except*`` clauses), an intrinsic call on 3.12+;
 * calls: ``CALL`` with the argument count, the keyword names (or ``None``) and how many
   callable slots it pops (1: the callable; 2: callable and self-or-NULL), and
   ``CALL_KW`` when the keyword names are on the stack;
@@ -208,7 +209,10 @@ class Translator:
             self.emit(ins, "CALL_INTRINSIC_1", name)
 
     def op_CALL_INTRINSIC_2(self, ins) -> None:
-        self.emit(ins, "CALL_INTRINSIC_2", ins.argrepr)
+        if ins.argrepr == "INTRINSIC_PREP_RERAISE_STAR":
+            self.emit(ins, "PREP_RERAISE_STAR")  # 3.11 has an opcode of its own
+        else:
+            self.emit(ins, "CALL_INTRINSIC_2", ins.argrepr)
 
     # -- loads and stores --------------------------------------------------------------------------
     def op_LOAD_GLOBAL(self, ins) -> None:

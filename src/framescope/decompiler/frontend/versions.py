@@ -70,6 +70,9 @@ FINALLY_SUBROUTINES = PY < (3, 9)
 #: The compiler copies short code that ends the function (``return x``) into each block
 #: that goes there (3.10+); before, it exists once.
 COPIES_EXITS = PY >= (3, 10)
+#: The peephole optimizer turns a jump to a lone ``RETURN_VALUE`` into that ``RETURN_VALUE``
+#: (up to 3.9): an arm of a returned conditional value may return it itself.
+RETURN_JUMPS_THREADED = PY < (3, 10)
 #: ``JUMP_IF_TRUE_OR_POP`` / ``JUMP_IF_FALSE_OR_POP`` exist (up to 3.11).
 OR_POP_JUMPS = PY < (3, 12)
 #: A conditional jump takes a bool that ``TO_BOOL`` made (3.13+): the jump itself cannot raise.
@@ -98,6 +101,8 @@ ASSERT_FALSE_UNTESTED = PY >= (3, 10)
 PEP701_FSTRINGS = PY >= (3, 12)
 #: A starred tuple without parentheses is allowed in ``for x in *a, b`` and ``x += *a, b`` (3.9+).
 STAR_TUPLE_ANYWHERE = PY >= (3, 9)
+#: ``except*`` clauses (PEP 654) parse, as ``ast.TryStar`` (3.11+).
+EXCEPT_STAR = PY >= (3, 11)
 #: ``d[*a]`` parses (3.11+).
 STAR_SUBSCRIPT = PY >= (3, 11)
 #: ``ast.dump`` leaves out fields that are None or empty lists (3.13+).

@@ -69,6 +69,9 @@ class CFG:
         self.finally_copies: Dict[Block, Block] = {}
         #: The same blocks → where the normal path goes on after the copy.
         self.finally_after: Dict[Block, Optional[Block]] = {}
+        #: 3.8: the copies that ``CALL_FINALLY`` ran (a return, break or continue leaving the try
+        #: statement), not the ``BEGIN_FINALLY`` at the end of its body.
+        self.called_finally: Set[Block] = set()
         #: Tests of 3.10+ rotated ``while`` loops whose copy was replaced by a jump back → the loop's exit.
         self.loop_tests: Dict[Block, Block] = {}
 

@@ -2,9 +2,9 @@
 
 Besides the handlers of ``try`` statements, the compiler protects code with handlers
 the source never spells: they restore the exception state (3.11+), delete the name
-bound by ``except E as name``, turn ``StopIteration`` into ``RuntimeError`` in
-generators (3.12+), restore locals hidden by an inlined comprehension (3.12+) and
-run ``__exit__`` for ``with``.  The structurer looks through the first kinds and
+bound by ``except E as name``, keep what an ``except*`` clause raised (3.11+), turn
+``StopIteration`` into ``RuntimeError`` in generators (3.12+), restore locals hidden by
+an inlined comprehension (3.12+) and run ``__exit__`` for ``with``.  The structurer looks through the first kinds and
 builds a ``with`` statement from the last.
 """
 from typing import List
@@ -31,7 +31,7 @@ def kind(block: Block) -> str:
         return IMPLICIT  # 3.11+: restore the previous exception and re-raise
     if first == "CALL_INTRINSIC_1" and instrs[0].arg == "INTRINSIC_STOPITERATION_ERROR":
         return IMPLICIT
-    if is_name_cleanup(instrs):
+    if is_name_cleanup(instrs) or keeps_star_raise(instrs):
         return IMPLICIT
     if names[-1] == "RERAISE" and set(names[:-1]) <= {"SWAP", "POP_TOP", "STORE_FAST"} and len(names) > 1:
         return IMPLICIT  # 3.12+: an inlined comprehension restores the locals it hid
@@ -50,6 +50,18 @@ def is_name_cleanup(instrs: List[Instr]) -> bool:
             and names[1] in ("STORE_FAST", "STORE_NAME", "STORE_DEREF", "STORE_GLOBAL")
             and names[2] in ("DELETE_FAST", "DELETE_NAME", "DELETE_DEREF", "DELETE_GLOBAL")
             and names[3] == "RERAISE")
+
+
+def keeps_star_raise(instrs: List[Instr]) -> bool:
+    """``LIST_APPEND 3; POP_TOP``: an ``except*`` body's handler keeps what it raised (3.11+).
+
+    The exceptions go on a list that ``PREP_RERAISE_STAR`` raises after the last clause;
+    an ``except* E as name`` clause clears the name first.
+    """
+    if len(instrs) > 3 and is_name_cleanup(instrs[:3] + [Instr("RERAISE")]):
+        instrs = instrs[3:]
+    return (len(instrs) >= 2 and instrs[0].op == "LIST_APPEND" and instrs[0].arg == 3
+            and instrs[1].op == "POP_TOP")
 
 
 class HandlerMap:

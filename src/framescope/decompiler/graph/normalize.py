@@ -88,7 +88,7 @@ def mark_finally_copies(cfg: CFG) -> bool:
         rest = [ins.op for ins in start.instrs[first:]]
         if rest and rest[0] == "POP_TOP":
             continue  # a bare except clause
-        if any(op in ("CHECK_EXC_MATCH", "EXC_MATCH", "POP_EXCEPT") for op in rest):
+        if any(op in ("CHECK_EXC_MATCH", "CHECK_EG_MATCH", "EXC_MATCH", "POP_EXCEPT") for op in rest):
             continue
         for block in list(cfg.blocks):
             if not hmap.covers(block, handler):
@@ -99,6 +99,8 @@ def mark_finally_copies(cfg: CFG) -> bool:
                 end = match_copy(start, first, exit)
                 if end is None:
                     continue
+                if exit.instrs[0].called_finally:
+                    cfg.called_finally.add(exit)
                 after_block, index = end
                 if after_block is None:
                     after = None

@@ -286,6 +286,12 @@ class Simulator(ValueSimulator):
     def op_CHECK_EXC_MATCH(self, ins: Instr, state: State) -> None:
         state.push(v.ExcMatch(self.pop_expr(state)))
 
+    def op_CHECK_EG_MATCH(self, ins: Instr, state: State) -> None:
+        exc_type = self.pop_expr(state)
+        state.pop()
+        state.push(v.Exc("exc"))  # what is left of the group for the next clauses
+        state.push(v.ExcGroupMatch(exc_type))
+
     def op_EXC_MATCH(self, ins: Instr, state: State) -> None:
         exc_type = self.pop_expr(state)
         state.pop()

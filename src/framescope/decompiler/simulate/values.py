@@ -66,6 +66,16 @@ class ExcMatch(Marker):
 
 
 @dataclass(eq=False)
+class ExcGroupMatch(Bindable):
+    """The part of an exception group an ``except*`` clause's type matched (``CHECK_EG_MATCH``).
+
+    Bound by ``except* E as name``; None when nothing matched, which the clause tests.
+    """
+
+    type: ast.expr
+
+
+@dataclass(eq=False)
 class ExitResult(Marker):
     """What calling a with statement's ``__exit__`` on the normal path returned."""
 

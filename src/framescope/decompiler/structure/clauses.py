@@ -8,8 +8,12 @@ the clauses; these take the additions out of the statements it built.
 import ast
 from typing import List, Optional
 
+from framescope.decompiler.frontend import versions
 from framescope.decompiler.simulate import marks
 from framescope.decompiler.simulate.state import ExceptEnd
+
+#: The try statements: ``except`` clauses, and ``except*`` ones where the grammar has them.
+TRY_NODES = (ast.Try, ast.TryStar) if versions.EXCEPT_STAR else (ast.Try,)
 
 
 def strip_reraise(body: List[ast.stmt]) -> Optional[List[ast.stmt]]:
@@ -46,7 +50,7 @@ def strip_name_cleanup(body: List[ast.stmt], name: Optional[str]) -> List[ast.st
             stmt.body = strip_name_cleanup(stmt.body, name) or [ast.Pass()]
             if getattr(stmt, "orelse", None):
                 stmt.orelse = strip_name_cleanup(stmt.orelse, name)
-        if isinstance(stmt, ast.Try):  # a return inside a nested try releases this clause's exception
+        if isinstance(stmt, TRY_NODES):  # a return inside a nested try releases this clause's exception
             stmt.body = strip_name_cleanup(stmt.body, name) or [ast.Pass()]
             for handler in stmt.handlers:
                 handler.body = strip_name_cleanup(handler.body, name) or [ast.Pass()]

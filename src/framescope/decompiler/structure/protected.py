@@ -13,11 +13,13 @@ from framescope.decompiler.frontend.instructions import JUMPS, OR_POP_JUMPS, POP
 from framescope.decompiler.graph.cfg import Block, natural_loop, postdominators
 from framescope.decompiler.graph.handlers import IMPLICIT, TRY, WITH, HandlerMap
 from framescope.decompiler.graph.normalize import same_exit, same_handling, same_run
-from framescope.decompiler.graph.traversal import follow_jumps, jump_chain
+from framescope.decompiler.graph.traversal import follow_jumps, jump_chain, reachable
 from framescope.decompiler.simulate import values as v
 from framescope.decompiler.simulate.sametree import same_tree
 from framescope.decompiler.simulate.state import State
-from framescope.decompiler.structure.clauses import strip_name_cleanup, strip_reraise, without_pass
+from framescope.decompiler.structure.clauses import TRY_NODES, strip_name_cleanup, strip_reraise, without_pass
+from framescope.decompiler.structure.starclauses import StarClauseBuilder, code_after, is_star_handler
+from framescope.decompiler.structure.unreached import UnreachedCode
 
 if TYPE_CHECKING:  # pragma: no cover
     from framescope.decompiler.structure.context import StructureContext
@@ -55,6 +57,9 @@ class ProtectedBuilder:
         self.walker = walker
         #: Tells a jump that leaves a loop (``break``, ``continue``) from one that leaves the region.
         self.loop_builder = loop_builder
+        self.star_builder = StarClauseBuilder(ctx, self)
+        #: Where 3.8-3.9 go on after code no path reaches.
+        self.unreached = UnreachedCode(ctx, loop_builder)
 
     def repeats_after(self, instrs: List[Instr]) -> bool:
         """Whether ``instrs`` repeat the code after the try statement whose clause is being built.
@@ -203,27 +208,37 @@ class ProtectedBuilder:
         final = self.finally_start(hblock, first, entry)
         if final is not None:
             return self.finally_stmt(body_state, body_end, hblock, entry, handler, state, *final)
+        star = is_star_handler(hblock, first)
         self.ctx.after_try.append(follow_jumps(body_end))
         try:
-            handlers, ends, states = self.except_clauses(hblock, first, entry, handler.depth)
+            if star:
+                handlers, ends, states = self.star_builder.clauses(hblock, first, entry, handler.depth)
+            else:
+                handlers, ends, states = self.except_clauses(hblock, first, entry, handler.depth)
         finally:
             self.ctx.after_try.pop()
+        if not star:  # no except* clause can leave the statement
+            ends = self.clause_exits(body_end, handlers, ends, states)
         after = self.clauses_end(hblock, ends)
         passed = jump_chain(body_end)
         body_end = passed[-1] if passed else None
-        after = self.clause_tails(after, body_end, handlers, ends, states)
+        # No code after the statement belongs to one except* clause: it runs after them all.
+        after = self.clause_tails(after, body_end, [] if star else handlers, ends, states)
         after, orelse = self.else_clause(hblock, body_end, passed, after, state)
         if (not orelse and len(body_state.stmts) > 1 and isinstance(body_state.stmts[-1], ast.Break)
-                and self.dead_else_break(hblock)):
+                and self.unreached.dead_else_break(hblock)):
             orelse = [body_state.stmts.pop()]
-        node = ast.Try(body=body_state.stmts or [ast.Pass()], handlers=handlers, orelse=orelse, finalbody=[])
+        node = (ast.TryStar if star else ast.Try)(body=body_state.stmts or [ast.Pass()], handlers=handlers,
+                                                  orelse=orelse, finalbody=[])
         state.stmts.append(node)
+        if star:
+            state.stmts.extend(code_after(states[0]))
         return after
 
     def try_body(self, block: Block, handler: Handler, body_state: State, depth: int) -> Optional[Block]:
         """Walk the try body into ``body_state``; where it goes on (None when it cannot complete)."""
         body_end = self.region_body(block, handler, body_state, depth)
-        if self.returns_constant(body_end, self.ctx.hmap.block(handler)) and len(body_state.stack) == depth:
+        if self.unreached.returns_constant(body_end, self.ctx.hmap.block(handler)) and len(body_state.stack) == depth:
             # ``return <constant>`` ends the body: the compiler leaves the block first (the
             # constant cannot raise), so the return follows the region, before the handler.
             for ins in body_end.instrs:
@@ -246,6 +261,32 @@ class ProtectedBuilder:
             # A handler whose code starts with a nested try: that try's range starts a new block.
             return (hblock.fall, 0) if self.is_finally(hblock.fall, 0, entry) else None
         return (hblock, first) if self.is_finally(hblock, first, entry) else None
+
+    def clause_exits(self, body_end: Optional[Block], handlers: List[ast.ExceptHandler], ends: List[Optional[Block]],
+                     states: List[State]) -> List[Optional[Block]]:
+        """End the clauses that leave through an enclosing finally body with the statement that leaves.
+
+        A ``return``, ``break`` or ``continue`` in a clause runs its own copy of the finally
+        body first, one that the body (and its else clause) never gets to.
+        """
+        copies = self.ctx.cfg.finally_copies
+        if not any(end in copies for end in ends):
+            return ends
+        after_body = reachable([follow_jumps(body_end)]) if body_end is not None else set()
+        out = []
+        for node, end, st in zip(handlers, ends, states):
+            path = None
+            if end in self.ctx.cfg.called_finally or (
+                    end in copies and body_end is not None and end not in after_body
+                    and not any(b in copies and self.same_place(end, b) for b in after_body)):
+                path = self.exit_path(end)
+            if path is not None:
+                rest = State(st.stack)
+                self.finish_exit(path, rest)
+                node.body = without_pass(node.body) + rest.stmts
+                end = None
+            out.append(end)
+        return out
 
     def clauses_end(self, hblock: Block, ends: List[Optional[Block]]) -> Optional[Block]:
         """Where the except clauses that complete go on: one place for all of them."""
@@ -283,9 +324,9 @@ class ProtectedBuilder:
                     state: State) -> Tuple[Optional[Block], List[ast.stmt]]:
         """Where the try statement goes on, and its else clause: what the body runs before it gets there."""
         if after is None and body_end is not None and not versions.COPIES_EXITS:
-            after = self.dead_clause_exit(hblock, body_end)
+            after = self.unreached.dead_clause_exit(hblock, body_end)
         if after is None:
-            return (body_end if body_end is not None else self.unmatched_exit(hblock)), []
+            return (body_end if body_end is not None else self.unreached.unmatched_exit(hblock)), []
         if body_end is None or after in passed or self.same_place(body_end, after):
             return after, []  # no else clause (the body jumps on through where the clauses go on)
         else_state = State(state.stack)
@@ -293,76 +334,6 @@ class ProtectedBuilder:
         if end is not None and not self.same_place(follow_jumps(end), follow_jumps(after)):
             raise self.ctx.error("else clause ends elsewhere", body_end)
         return after, else_state.stmts
-
-    def returns_constant(self, end: Optional[Block], hblock: Block) -> bool:
-        """Whether ``end`` is a ``return <constant>`` only the try body reaches, laid out before its handler."""
-        if versions.COPIES_EXITS or end is None or len(end.preds) != 1 or end.index > hblock.index:
-            return False
-        return [ins.op for ins in end.instrs] == ["LOAD_CONST", "RETURN_VALUE"]
-
-    def dead_clause_exit(self, hblock: Block, body_end: Block) -> Optional[Block]:
-        """Where the clauses would go on, when none can reach its end (3.8-3.9 keep that code).
-
-        Every clause raises or returns, but the compiler still lays out each one's
-        ``POP_EXCEPT`` and jump to the code after the statement: when that is not where
-        the body goes, the body goes to an ``else`` clause first.
-        """
-        last = self.no_match(hblock)
-        if last is None:
-            return None
-        targets = set()
-        for block in self.ctx.cfg.blocks[hblock.index + 1:last.index]:
-            if block in self.ctx.cfg.dom or [ins.op for ins in block.instrs] != ["POP_EXCEPT", "JUMP"]:
-                continue
-            targets.add(block.jump)
-        if len(targets) != 1:
-            return None
-        target = targets.pop()
-        if target is None or follow_jumps(target) is follow_jumps(body_end):
-            return None
-        return target
-
-    def no_match(self, hblock: Block) -> Optional[Block]:
-        """The block that re-raises when no except clause matched."""
-        block, seen = hblock, 0
-        while block is not None and block.last.op == "POP_JUMP_IF_FALSE" and seen < 100:
-            if not any(ins.op in ("CHECK_EXC_MATCH", "EXC_MATCH") for ins in block.instrs):
-                return None
-            block, seen = block.jump, seen + 1
-        if block is None or len(block.instrs) != 1 or block.last.op != "RERAISE":
-            return None
-        return block
-
-    def unmatched_exit(self, hblock: Block) -> Optional[Block]:
-        """Where 3.8 goes on after a try statement whose body and clauses all leave.
-
-        Its ``END_FINALLY`` (re-raise when no clause matched) falls through to the code
-        after the statement; later versions end the handler with ``RERAISE``.
-        """
-        block = self.no_match(hblock)
-        if block is None or block.last.raw != "END_FINALLY":
-            return None
-        if block.index + 1 >= len(self.ctx.cfg.blocks):
-            return None
-        after = self.ctx.cfg.blocks[block.index + 1]
-        if after.last.op == "JUMP" and (len(after.instrs) == 1 or after.last.raw == "BEGIN_FINALLY"):
-            return None  # a jump on, or the copy of an enclosing finally body: nothing follows in the body
-        return after
-
-    def dead_else_break(self, hblock: Block) -> bool:
-        """3.8: whether a ``break`` that ended the else clause was left unreachable after the handler.
-
-        The peephole optimizer threads the body's jump to the else clause straight to the
-        ``break`` target, but keeps the clause's own jump after the handler's ``END_FINALLY``.
-        """
-        block, seen = hblock, 0
-        while block is not None and block.last.op == "POP_JUMP_IF_FALSE" and seen < 50:
-            block, seen = block.jump, seen + 1  # the next except clause's type test
-        if block is None or block.last.raw != "END_FINALLY" or block.index + 1 >= len(self.ctx.cfg.blocks):
-            return False
-        dead = self.ctx.cfg.blocks[block.index + 1]
-        return (not dead.preds and len(dead.instrs) == 1 and dead.last.op == "JUMP"
-                and isinstance(self.loop_builder.loop_control(dead.jump, None), ast.Break))
 
     def leaves_region(self, after: Optional[Block], body_end: Optional[Block]) -> bool:
         """Whether except clauses that go on at ``after`` leave the enclosing with, the body not."""
@@ -417,6 +388,9 @@ class ProtectedBuilder:
             control = self.loop_builder.loop_control(block, None) if self.ctx.loops else None
             if control is not None:
                 state.stmts.append(control)
+                return None
+            if block.instrs[0].op == "POP_TOP" and self.loop_builder.is_break_copy(block, 0, state):
+                state.stmts.append(ast.Break())  # 3.12+ copies the code after the loop for a break
                 return None
             for ins in block.instrs[:-1]:
                 self.ctx.sim.step(ins, state)
@@ -474,6 +448,8 @@ class ProtectedBuilder:
         copies = self.ctx.cfg.finally_copies
         if not (a in copies and b in copies and copies[a] is copies[b]):
             return False
+        if (a in self.ctx.cfg.called_finally) != (b in self.ctx.cfg.called_finally):
+            return False  # 3.8: a statement that leaves the try is not the end of its body
         # Copies of one finally body on two paths that go on differently (``return True``
         # after one) are not one place.
         after_a, after_b = self.ctx.cfg.finally_after[a], self.ctx.cfg.finally_after[b]
@@ -555,8 +531,12 @@ class ProtectedBuilder:
             if copy is None or copy is not hblock:
                 raise self.ctx.error("finally block not repeated on the normal path", body_end)
             after = follow_jumps(self.ctx.cfg.finally_after.get(body_end))
+            path = self.exit_path(body_end) if body_end in self.ctx.cfg.called_finally else None
+            if path is not None:  # 3.8: the body leaves by a statement that runs the finally body first
+                self.finish_exit(path, body_state)
+                after = self.unreached.unreached_finally_exit(hblock)
         body = body_state.stmts
-        if len(body) == 1 and isinstance(body[0], ast.Try) and not body[0].finalbody:
+        if len(body) == 1 and isinstance(body[0], TRY_NODES) and not body[0].finalbody:
             node = body[0]
             node.finalbody = final or [ast.Pass()]
         else:

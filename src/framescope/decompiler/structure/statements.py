@@ -22,6 +22,7 @@ import ast
 from types import CodeType
 from typing import Dict, List, Optional, Tuple
 
+from framescope.decompiler.frontend import versions
 from framescope.decompiler.graph.cfg import CFG, Block
 from framescope.decompiler.graph.normalize import same_run
 from framescope.decompiler.simulate import values as v
@@ -249,10 +250,27 @@ class Structurer:
         true_state, false_state = cond.true_state, cond.false_state
         true_end = self.walk(cond.true_block, join, true_state)
         false_end = self.walk(cond.false_block, join, false_state)
+        if versions.RETURN_JUMPS_THREADED:
+            true_end = self.threaded_return(true_state, true_end, false_state, false_end, join, len(state.stack))
+            false_end = self.threaded_return(false_state, false_end, true_state, true_end, join, len(state.stack))
         if true_end is join and false_end is join and self.arms_value(cond, state):
             return join
         true_end, false_end = self.arm_ends(block, true_state, false_state, true_end, false_end)
         return self.if_statement(cond, state, true_end, false_end)
+
+    def threaded_return(self, arm: State, end: Optional[Block], other: State, other_end: Optional[Block],
+                        join: Optional[Block], base: int) -> Optional[Block]:
+        """Where an arm goes on, once a ``return`` that stands for its value's jump to ``join`` is undone.
+
+        When the other arm takes a value to ``join``, a lone ``RETURN_VALUE``, an arm that only
+        returns a value is the jump there that the peephole optimizer replaced (3.8-3.9).
+        """
+        if (end is not None or join is None or other_end is not join or len(join.instrs) != 1
+                or join.last.op != "RETURN_VALUE" or len(other.stack) != base + 1 or len(arm.stack) != base
+                or len(arm.stmts) != 1 or not isinstance(arm.stmts[0], ast.Return) or arm.stmts[0].value is None):
+            return end
+        arm.stack.append(arm.stmts.pop().value)
+        return join
 
     def arms_value(self, cond: Cond, state: State) -> bool:
         """When both arms only computed one value (a conditional or boolean expression): push

@@ -1,0 +1,107 @@
+"""Code 3.8 and 3.9 lay out around a try statement that no path reaches.
+
+Before 3.10 the compiler keeps the jumps and re-raises that end a statement's parts even
+where every path left before them, and the peephole optimizer threads live jumps past
+them: where such code goes tells the structurer what the source said after a clause or
+body that always leaves. `protected.ProtectedBuilder` asks these.
+"""
+import ast
+from typing import TYPE_CHECKING, Optional
+
+from framescope.decompiler.frontend import versions
+from framescope.decompiler.graph.cfg import Block
+from framescope.decompiler.graph.traversal import follow_jumps
+
+if TYPE_CHECKING:  # pragma: no cover
+    from framescope.decompiler.structure.context import StructureContext
+    from framescope.decompiler.structure.loops import LoopBuilder
+
+
+class UnreachedCode:
+    """Reads the unreached code after a try statement's parts, for `protected.ProtectedBuilder`."""
+
+    def __init__(self, ctx: "StructureContext", loop_builder: "LoopBuilder") -> None:
+        self.ctx = ctx
+        #: Tells a ``break`` target.
+        self.loop_builder = loop_builder
+
+    def returns_constant(self, end: Optional[Block], hblock: Block) -> bool:
+        """Whether ``end`` is a ``return <constant>`` only the try body reaches, laid out before its handler."""
+        if versions.COPIES_EXITS or end is None or len(end.preds) != 1 or end.index > hblock.index:
+            return False
+        return [ins.op for ins in end.instrs] == ["LOAD_CONST", "RETURN_VALUE"]
+
+    def dead_clause_exit(self, hblock: Block, body_end: Block) -> Optional[Block]:
+        """Where the clauses would go on, when none can reach its end (3.8-3.9 keep that code).
+
+        Every clause raises or returns, but the compiler still lays out each one's
+        ``POP_EXCEPT`` and jump to the code after the statement: when that is not where
+        the body goes, the body goes to an ``else`` clause first.
+        """
+        last = self.no_match(hblock)
+        if last is None:
+            return None
+        targets = set()
+        for block in self.ctx.cfg.blocks[hblock.index + 1:last.index]:
+            if block in self.ctx.cfg.dom or [ins.op for ins in block.instrs] != ["POP_EXCEPT", "JUMP"]:
+                continue
+            targets.add(block.jump)
+        if len(targets) != 1:
+            return None
+        target = targets.pop()
+        if target is None or follow_jumps(target) is follow_jumps(body_end):
+            return None
+        return target
+
+    def no_match(self, hblock: Block) -> Optional[Block]:
+        """The block that re-raises when no except clause matched."""
+        block, seen = hblock, 0
+        while block is not None and block.last.op == "POP_JUMP_IF_FALSE" and seen < 100:
+            if not any(ins.op in ("CHECK_EXC_MATCH", "EXC_MATCH") for ins in block.instrs):
+                return None
+            block, seen = block.jump, seen + 1
+        if block is None or len(block.instrs) != 1 or block.last.op != "RERAISE":
+            return None
+        return block
+
+    def unmatched_exit(self, hblock: Block) -> Optional[Block]:
+        """Where 3.8 goes on after a try statement whose body and clauses all leave.
+
+        Its ``END_FINALLY`` (re-raise when no clause matched) falls through to the code
+        after the statement; later versions end the handler with ``RERAISE``.
+        """
+        block = self.no_match(hblock)
+        if block is None or block.last.raw != "END_FINALLY":
+            return None
+        if block.index + 1 >= len(self.ctx.cfg.blocks):
+            return None
+        after = self.ctx.cfg.blocks[block.index + 1]
+        if after.last.op == "JUMP" and (len(after.instrs) == 1 or after.last.raw == "BEGIN_FINALLY"):
+            return None  # a jump on, or the copy of an enclosing finally body: nothing follows in the body
+        return after
+
+    def unreached_finally_exit(self, hblock: Block) -> Optional[Block]:
+        """Where 3.8 goes on after a try statement whose body always leaves through its finally body.
+
+        The ``BEGIN_FINALLY`` at the end of the body is still laid out before the finally body's
+        code (here a copy of it no path reaches), then the code after the statement.
+        """
+        block = self.ctx.cfg.blocks[hblock.index - 1] if hblock.index else None
+        if block is None or block.preds or block.last.op != "JUMP" or block.last.raw != "BEGIN_FINALLY":
+            return None
+        return block.jump
+
+    def dead_else_break(self, hblock: Block) -> bool:
+        """3.8: whether a ``break`` that ended the else clause was left unreachable after the handler.
+
+        The peephole optimizer threads the body's jump to the else clause straight to the
+        ``break`` target, but keeps the clause's own jump after the handler's ``END_FINALLY``.
+        """
+        block, seen = hblock, 0
+        while block is not None and block.last.op == "POP_JUMP_IF_FALSE" and seen < 50:
+            block, seen = block.jump, seen + 1  # the next except clause's type test
+        if block is None or block.last.raw != "END_FINALLY" or block.index + 1 >= len(self.ctx.cfg.blocks):
+            return False
+        dead = self.ctx.cfg.blocks[block.index + 1]
+        return (not dead.preds and len(dead.instrs) == 1 and dead.last.op == "JUMP"
+                and isinstance(self.loop_builder.loop_control(dead.jump, None), ast.Break))
