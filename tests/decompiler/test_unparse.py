@@ -842,3 +842,12 @@ def _dump(tree: ast.AST) -> str:
         if isinstance(node, ast.JoinedStr):
             node.values = [v for v in node.values if not (isinstance(v, ast.Constant) and v.value == "")]
     return ast.dump(tree)
+
+
+def test_a_call_past_the_width_prints_one_argument_a_line() -> None:
+    tree = ast.parse("out = graph(first_input, second_input, *rest, key=third_input)\nshort(a, b)\n")
+    text = unparse(tree, width=40)
+    assert text == ("out = graph(\n    first_input,\n    second_input,\n    *rest,\n    key=third_input,\n)\n"
+                    "short(a, b)")
+    assert ast.dump(ast.parse(text)) == ast.dump(tree)
+    assert unparse(tree) == "out = graph(first_input, second_input, *rest, key=third_input)\nshort(a, b)"

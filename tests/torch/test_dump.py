@@ -439,7 +439,7 @@ def g(x):
 expected = [f(torch.ones(2), 2).tolist(), g(torch.ones(2)).tolist()]
 
 
-def broken(code, indent=4, constant_name=None, parameters=None, scratch=frozenset(), shown=frozenset()):
+def broken(code, **options):
     raise DecompilationError("forced for the test", code_name=code.co_name)
 
 

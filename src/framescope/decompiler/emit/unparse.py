@@ -13,7 +13,7 @@ other nodes (arguments, keywords, patterns, ...) return their text.
 from __future__ import annotations
 
 import ast
-from typing import Any, Sequence
+from typing import Any, Optional, Sequence
 
 from framescope.decompiler.emit.expression_printer import ExpressionPrinter, is_tuple, starred_tuple
 from framescope.decompiler.emit.literals import docstring_text
@@ -34,8 +34,25 @@ def is_docstring(node: ast.stmt) -> bool:
 class Unparser(ExpressionPrinter):
     """Prints modules and statements, line by line."""
 
+    #: Lines longer than this (indentation included) that end in a call with two or more
+    #: arguments print one argument a line; None: no limit (the default).
+    width = None
+
     def line(self, text: str) -> None:
         self._lines.append(self._pad + text)
+
+    def call_line(self, prefix: str, value: ast.expr, text: str) -> None:
+        """``prefix + text``, where ``text`` is ``value`` printed: on one line, or, for a call
+        past the width, with its arguments one per line."""
+        arguments = len(value.args) + len(value.keywords) if isinstance(value, ast.Call) else 0
+        if self.width is None or arguments < 2 or len(self._pad) + len(prefix) + len(text) <= self.width:
+            self.line(prefix + text)
+            return
+        self.line(prefix + self.expr(value.func, P.ATOM) + "(")
+        inner = self._pad + self._unit
+        parts = [self.named(arg) for arg in value.args] + [self.visit(keyword) for keyword in value.keywords]
+        self._lines.extend(inner + part + "," for part in parts)
+        self.line(")")
 
     def suite(self, body: Sequence[ast.stmt], docstring: bool = False) -> None:
         outer = self._pad
@@ -117,14 +134,17 @@ class Unparser(ExpressionPrinter):
         self.block(header, node.body, docstring=True)
 
     def visit_Return(self, node: ast.Return) -> None:
-        self.line("return" if node.value is None else "return " + self.star_exprs(node.value))
+        if node.value is None:
+            self.line("return")
+        else:
+            self.call_line("return ", node.value, self.star_exprs(node.value))
 
     def visit_Delete(self, node: ast.Delete) -> None:
         self.line("del " + ", ".join(self.expr(target, P.TEST) for target in node.targets))
 
     def visit_Assign(self, node: ast.Assign) -> None:
         targets = "".join(self.expr(target, P.TUPLE) + " = " for target in node.targets)
-        self.line(targets + self.rhs(node.value))
+        self.call_line(targets, node.value, self.rhs(node.value))
 
     def visit_TypeAlias(self, node: Any) -> None:
         name = self.expr(node.name, P.ATOM) + self.type_params(node)
@@ -280,7 +300,7 @@ class Unparser(ExpressionPrinter):
         self.line("nonlocal " + ", ".join(node.names))
 
     def visit_Expr(self, node: ast.Expr) -> None:
-        self.line(self.rhs(node.value))
+        self.call_line("", node.value, self.rhs(node.value))
 
     def visit_Pass(self, node: ast.Pass) -> None:
         self.line("pass")
@@ -296,19 +316,22 @@ class NestedTooDeeply(ValueError):
     """The tree nests deeper than the printer's recursion can follow."""
 
 
-def unparse(node: ast.AST, indent: int = 4) -> str:
+def unparse(node: ast.AST, indent: int = 4, width: Optional[int] = None) -> str:
     """Python source for ``node``: a module, statement, expression or other AST node.
 
     The text parses back to an equal tree on the running interpreter (3.8-3.14). Modules
     and statements give lines without a final newline; ``indent`` is the number of spaces
-    per block level. Raises ``ValueError`` for trees that no source can produce.
+    per block level. With a ``width``, a statement that ends in a call and runs past it
+    prints the call's arguments one per line. Raises ``ValueError`` for trees that no source can produce.
     """
     if not isinstance(node, ast.AST):
         raise TypeError("unparse() needs an ast.AST node, not %s" % type(node).__name__)
     if not isinstance(indent, int) or indent < 1:
         raise ValueError("indent must be a positive number of spaces, not %r" % (indent,))
     try:
-        return Unparser(indent).run(node)
+        printer = Unparser(indent)
+        printer.width = width
+        return printer.run(node)
     except (AttributeError, KeyError, TypeError) as error:
         # A node missing a field or holding the wrong kind of value.
         raise ValueError("malformed AST: %s: %s" % (type(error).__name__, error)) from None

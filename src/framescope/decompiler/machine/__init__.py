@@ -40,6 +40,10 @@ from framescope.decompiler.machine.walk import MachineDecompiler, Unmergeable, n
 from framescope.errors import DecompilationError
 
 
+#: Where a statement ending in a call breaks its arguments onto lines of their own (a graph
+#: call with hundreds of inputs).
+WIDTH = 120
+
 _SUSPENDABLE = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
 
 
@@ -93,4 +97,4 @@ def _machine_source(code: CodeType, constant_name: Optional[Callable[[object], s
         node = decompiler.function(scratch, shown, modules)
     if parameters is not None:
         name_after_parameters(node, decompiler.sim.temps, parameters, code)
-    return unparse(ast.Module(body=[node], type_ignores=[]), indent=indent)
+    return unparse(ast.Module(body=[node], type_ignores=[]), indent=indent, width=WIDTH)
