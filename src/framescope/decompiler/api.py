@@ -96,17 +96,8 @@ def decompile_code(code: CodeType, func: Optional[FunctionType], indent: int, ve
 
 
 def layout(tree: ast.Module, indent: int) -> str:
-    """The module's text, with two blank lines around top-level functions and classes."""
-    pieces = [(stmt, unparse(ast.Module(body=[stmt], type_ignores=[]), indent=indent)) for stmt in tree.body]
-    text = ""
-    previous = None
-    for stmt, piece in pieces:
-        if previous is not None:
-            definition = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-            text += "\n\n\n" if isinstance(stmt, definition) or isinstance(previous, definition) else "\n"
-        text += piece
-        previous = stmt
-    return text
+    """The module's text: PEP 8's blank lines around functions and classes (see unparse)."""
+    return unparse(tree, indent=indent)
 
 
 class PercentFormats(ast.NodeTransformer):
