@@ -202,15 +202,24 @@ def module_code(name: str) -> Optional[CodeType]:
         spec = find_module(name)
         if spec is None:
             return None
-        get_code = getattr(spec.loader, "get_code", None)
-        if spec.origin is None or get_code is None:
-            raise ValueError("%s is a namespace package: it has no code of its own" % name)
-        code = get_code(name)
+        code = spec_code(name, spec)
     finally:
         sys.dont_write_bytecode = writes
+    return code
+
+
+def spec_code(name: str, spec) -> CodeType:
+    """The code object the module's loader runs; ValueError for a module that has none."""
+    from importlib.machinery import BuiltinImporter
+
+    if spec.loader is BuiltinImporter or spec.origin == "built-in":
+        raise ValueError("module %s is built into the interpreter: it has no Python bytecode" % name)
+    if spec.submodule_search_locations is not None and spec.origin in (None, "namespace"):
+        raise ValueError("%s is a namespace package: it has no code of its own" % name)
+    get_code = getattr(spec.loader, "get_code", None)
+    code = get_code(name) if get_code is not None else None
     if code is None:
-        where = "built into the interpreter" if spec.origin == "built-in" else "compiled code (%s)" % spec.origin
-        raise ValueError("module %s is %s: it has no Python bytecode" % (name, where))
+        raise ValueError("module %s is compiled code (%s): it has no Python bytecode" % (name, spec.origin))
     return code
 
 
