@@ -71,6 +71,71 @@ def test_missing_module_target():
     assert result.returncode == 2 and "Traceback" not in result.stderr
 
 
+def one_line_error(result):
+    return result.returncode == 2 and result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+
+
+def test_decompile_module_by_dotted_name():
+    import json.decoder
+    from framescope.decompiler.verify.equivalence import compare_code
+    result = run("decompile", "json.decoder")
+    assert result.returncode == 0, result.stderr
+    assert "def py_scanstring(s, end, strict=True, _b=BACKSLASH, _m=STRINGCHUNK.match):" in result.stdout
+    with open(json.decoder.__file__, encoding="utf-8") as handle:
+        original = compile(handle.read(), json.decoder.__file__, "exec")
+    assert compare_code(original, compile(result.stdout, json.decoder.__file__, "exec")) is None
+
+
+def test_module_from_the_current_folder_is_read_not_run_and_writes_no_pyc(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "mod.py").write_text("print('ran')\nclass A:\n    def f(self):\n        return 1\n"
+                                           "    def g(self):\n        return 2\ndef h():\n    return 3\n")
+    result = run("decompile", "pkg.mod", cwd=str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == ("print('ran')\n\n\nclass A:\n    def f(self):\n        return 1\n\n"
+                             "    def g(self):\n        return 2\n\n\ndef h():\n    return 3\n")
+    assert not list((tmp_path / "pkg").glob("__pycache__/mod*"))
+
+
+def test_module_with_only_its_pyc(tmp_path):
+    import py_compile
+    source = tmp_path / "legacy.py"
+    source.write_text("def old(a, b=2):\n    return a * b\n")
+    py_compile.compile(str(source), cfile=str(tmp_path / "legacy.pyc"))
+    source.unlink()
+    result = run("decompile", "legacy", cwd=str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "def old(a, b=2):\n    return a * b\n"
+
+
+@pytest.mark.parametrize("target, message", [
+    ("no_such_module_xyz", "no module named 'no_such_module_xyz', and no file of that name"),
+    ("json.no_such_module_xyz", "no module named 'json.no_such_module_xyz'"),
+    ("no_such_package_xyz.mod", "no module named 'no_such_package_xyz.mod'"),
+    ("sys", "module sys is built into the interpreter: it has no Python bytecode"),
+    ("not-a-name", "'not-a-name' is not a file, a module name or module:qualname"),
+    ("broken.mod", "importing broken raised RuntimeError: boom"),
+    ("broken:f", "importing broken raised RuntimeError: boom"),
+    ("space", "space is a namespace package"),
+])
+def test_a_module_that_cannot_be_decompiled_is_a_one_line_error(tmp_path, target, message):
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "__init__.py").write_text("raise RuntimeError('boom')\n")
+    (tmp_path / "space").mkdir()
+    result = run("decompile", target, cwd=str(tmp_path))
+    assert one_line_error(result) and message in result.stderr, result.stderr
+
+
+def test_a_name_both_module_and_file_means_the_module(tmp_path):
+    (tmp_path / "tool.py").write_text("def module_f():\n    return 1\n")
+    (tmp_path / "tool").write_text("def file_f():\n    return 2\n")
+    (tmp_path / "script").write_text("def script_f():\n    return 3\n")
+    assert "def module_f():" in run("decompile", "tool", cwd=str(tmp_path)).stdout
+    assert "def file_f():" in run("decompile", os.path.join(".", "tool"), cwd=str(tmp_path)).stdout
+    assert "def script_f():" in run("decompile", "script", cwd=str(tmp_path)).stdout  # no such module
+
+
 def test_help_and_version():
     assert run("--help").returncode == 0
     assert run("decompile", "--help").returncode == 0

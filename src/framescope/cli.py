@@ -2,8 +2,8 @@
 
 Exit codes: 0 success; 1 the work ran but part of it failed (for example a
 function that could not be decompiled, printed as a comment); 2 bad input (a
-missing file, an unreadable or foreign ``.pyc``, an unknown target, a folder that
-is no dump). ``framescope run`` exits with the program's own exit status.
+missing file, an unreadable or foreign ``.pyc``, an unknown target or module, a
+folder that is no dump). ``framescope run`` exits with the program's own exit status.
 """
 import argparse
 import glob
@@ -48,12 +48,17 @@ def command(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--version", action="version", version="framescope " + __version__)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     decompile = commands.add_parser(
-        "decompile", help="print Python source for a .py file, a .pyc file or module:qualname",
+        "decompile", help="print Python source for a .py file, a .pyc file, a module or module:qualname",
         description="Decompile TARGET and print the source. TARGET is a .py file (compiled, then decompiled), "
                     "a .pyc file (one of another Python version is decompiled by that version's interpreter "
-                    "when one is installed) or module:qualname (a function or method to import).",
+                    "when one is installed), module:qualname (a function, method or class to import) or a "
+                    "module name such as json.decoder (the whole module, from its cached .pyc when that is "
+                    "up to date, else from its source compiled; the module itself is not run, its parent "
+                    "packages are imported). Modules are looked up as python -m does, the current folder "
+                    "first. A name that is both a module and a file means the module (write ./NAME for the "
+                    "file); a name no module has is read as a file.",
         epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    decompile.add_argument("target")
+    decompile.add_argument("target", metavar="TARGET", help="file.py, file.pyc, module:qualname or module")
     decompile.add_argument("--indent", type=int, default=4, help="spaces per indentation level (default 4)")
     run = commands.add_parser(
         "run", help="run a program inside framescope.dump and sum up what torch.compile did",
@@ -135,25 +140,115 @@ def decompile_command(target: str, indent: int) -> int:
         except DecompilationError as err:
             return error(err)
         return print_module(code, indent)
-    if target.endswith(".py") or os.path.sep in target:
-        try:
-            with open(target, encoding="utf-8") as handle:
-                source = handle.read()
-            code = compile(source, target, "exec")
-        except OSError as err:
-            return error("cannot read %s: %s" % (target, err.strerror or err))
-        except (SyntaxError, ValueError) as err:
-            return error("%s does not compile: %s" % (target, err))
-        return print_module(code, indent)
+    if target.endswith(".py") or is_path(target):
+        return print_file(target, indent)
+    if ":" not in target:
+        return print_named_module(target, indent)
     try:
         obj = import_target(target)
     except (ImportError, AttributeError, ValueError) as err:
         return error(err)
+    except Exception as err:  # the module's own code failed: say so in one line
+        return error("importing %s raised %s: %s" % (target.partition(":")[0], type(err).__name__, err))
     try:
         print(decompile(obj, indent=indent))
     except (DecompilationError, TypeError) as err:
         return error(err)
     return OK
+
+
+def is_path(target: str) -> bool:
+    return any(sep and sep in target for sep in (os.path.sep, os.path.altsep))
+
+
+def print_file(path: str, indent: int) -> int:
+    """A source file: compiled here, then decompiled."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            source = handle.read()
+        code = compile(source, path, "exec")
+    except OSError as err:
+        return error("cannot read %s: %s" % (path, err.strerror or err))
+    except (SyntaxError, ValueError) as err:
+        return error("%s does not compile: %s" % (path, err))
+    return print_module(code, indent)
+
+
+def print_named_module(name: str, indent: int) -> int:
+    """A module by its dotted name, or else a file of that name in the current folder."""
+    try:
+        code = module_code(name)
+    except (ImportError, SyntaxError, ValueError, OSError) as err:
+        return error(err)
+    if code is not None:
+        return print_module(code, indent)
+    if os.path.isfile(name):
+        return print_file(name, indent)
+    if not is_module_name(name):
+        return error("%r is not a file, a module name or module:qualname" % name)
+    return error("no module named %r, and no file of that name" % name)
+
+
+def module_code(name: str) -> Optional[CodeType]:
+    """The code of module ``name`` as importing it would run it (its up-to-date cached .pyc,
+    else its source compiled), without running it or writing a .pyc; None if there is no
+    such module."""
+    if not is_module_name(name):
+        return None
+    importable_from_current_folder()
+    writes = sys.dont_write_bytecode
+    sys.dont_write_bytecode = True
+    try:
+        spec = find_module(name)
+        if spec is None:
+            return None
+        code = spec_code(name, spec)
+    finally:
+        sys.dont_write_bytecode = writes
+    return code
+
+
+def spec_code(name: str, spec) -> CodeType:
+    """The code object the module's loader runs; ValueError for a module that has none."""
+    from importlib.machinery import BuiltinImporter
+
+    if spec.loader is BuiltinImporter or spec.origin == "built-in":
+        raise ValueError("module %s is built into the interpreter: it has no Python bytecode" % name)
+    if spec.submodule_search_locations is not None and spec.origin in (None, "namespace"):
+        raise ValueError("%s is a namespace package: it has no code of its own" % name)
+    get_code = getattr(spec.loader, "get_code", None)
+    code = get_code(name) if get_code is not None else None
+    if code is None:
+        raise ValueError("module %s is compiled code (%s): it has no Python bytecode" % (name, spec.origin))
+    return code
+
+
+def is_module_name(name: str) -> bool:
+    return all(part.isidentifier() for part in name.split("."))
+
+
+def find_module(name: str):
+    """``importlib.util.find_spec``, with its parent packages' failures as one-line errors."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(name)
+    except ModuleNotFoundError:
+        return None  # a parent package is missing
+    except (ImportError, ValueError):
+        raise
+    except Exception as err:  # a parent package's own code failed
+        parent = name.rpartition(".")[0] or name
+        raise ImportError("importing %s raised %s: %s" % (parent, type(err).__name__, err)) from None
+
+
+def importable_from_current_folder() -> None:
+    """Look modules up as ``python -m`` does: the current folder first (unless -P)."""
+    if getattr(sys.flags, "safe_path", False):
+        return
+    here = os.getcwd()
+    if "" not in sys.path and here not in sys.path:
+        sys.path.insert(0, here)
 
 
 def print_module(code: CodeType, indent: int) -> int:
@@ -165,15 +260,15 @@ def print_module(code: CodeType, indent: int) -> int:
         return OK
     except DecompilationError as err:
         module_error = err
-    status = PARTIAL
-    print("# framescope: the module as a whole could not be decompiled: %s" % module_error)
+    pieces = ["# framescope: the module as a whole could not be decompiled: %s" % module_error]
     for child in code.co_consts:
         if isinstance(child, CodeType) and child.co_name.isidentifier():  # functions and classes
             try:
-                print(decompile(child, indent=indent))
+                pieces.append(decompile(child, indent=indent))
             except DecompilationError as err:
-                print("# framescope: cannot decompile %s: %s\n" % (child.co_name, err))
-    return status
+                pieces.append("# framescope: cannot decompile %s: %s" % (child.co_name, err))
+    print("\n\n\n".join(pieces))  # PEP 8's two blank lines, as between definitions
+    return PARTIAL
 
 
 def import_target(target: str):
@@ -181,7 +276,8 @@ def import_target(target: str):
 
     module_name, _, qualname = target.partition(":")
     if not qualname:
-        raise ValueError("%r is not a file or module:qualname" % target)
+        raise ValueError("%r is not a file, a module name or module:qualname" % target)
+    importable_from_current_folder()
     obj = importlib.import_module(module_name)
     for part in qualname.split("."):
         obj = getattr(obj, part)

@@ -298,7 +298,25 @@ def test_empty_body_prints_pass() -> None:
     tree = ast.parse("def f():\n    return\nclass C:\n    x = 1")
     tree.body[0].body = []
     tree.body[1].body = []
-    assert unparse(tree) == "def f():\n    pass\nclass C:\n    pass"
+    assert unparse(tree) == "def f():\n    pass\n\n\nclass C:\n    pass"
+
+
+def test_pep8_blank_lines_around_definitions() -> None:
+    # Two around top-level functions and classes, one around methods and nested classes,
+    # none inside functions or other blocks.
+    source = (
+        '"""Doc."""\nimport os\nclass A:\n    """Doc."""\n    x = 1\n    def f(self):\n'
+        "        def g():\n            pass\n        return g\n    class B:\n        def h(self):\n"
+        "            pass\n        def i(self):\n            pass\n    y = 2\ndef top():\n    pass\n"
+        "if os:\n    def j():\n        pass\n    def k():\n        pass\nz = 3"
+    )
+    expected = (
+        '"""Doc."""\nimport os\n\n\nclass A:\n    """Doc."""\n    x = 1\n\n    def f(self):\n'
+        "        def g():\n            pass\n        return g\n\n    class B:\n        def h(self):\n"
+        "            pass\n\n        def i(self):\n            pass\n\n    y = 2\n\n\ndef top():\n"
+        "    pass\n\n\nif os:\n    def j():\n        pass\n    def k():\n        pass\nz = 3"
+    )
+    assert unparse(ast.parse(source)) == expected
 
 
 def test_with_single_tuple_context_manager() -> None:

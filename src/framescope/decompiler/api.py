@@ -8,13 +8,10 @@ from typing import Any, List, Optional, Tuple
 from framescope.decompiler.emit.cleanup import clean_body, strip_return_none
 from framescope.decompiler.function import TooLarge, body_of, function_def, guarded, lambda_expr, nested
 from framescope.decompiler.simulate.values import Function
+from framescope.decompiler.emit.defaults import function_defaults
 from framescope.decompiler.emit.literals import percent_format
 from framescope.decompiler.emit.unparse import NestedTooDeeply, unparse
 from framescope.errors import DecompilationError
-
-#: Values a default argument may show as (anything else is left out of the signature).
-SIMPLE_DEFAULTS = (int, float, complex, str, bytes, bool, type(None), type(Ellipsis))
-
 
 #: The first line of what the machine-code decompiler answers for `decompile`.
 MACHINE_MADE = "# framescope: machine-made bytecode"
@@ -65,19 +62,20 @@ def machine_code(code: CodeType, indent: int) -> str:
 
 
 def decompile_code(code: CodeType, func: Optional[FunctionType], indent: int, verify: bool) -> str:
+    notes: List[str] = []  # comment lines above the text
     if is_class_body(code):
         tree = ast.Module(body=[nested(Function(code), "class")], type_ignores=[])
     elif code.co_name == "<lambda>":
         node = lambda_expr(code, Function(code))
-        if func is not None and func.__defaults__ and all(type(x) in SIMPLE_DEFAULTS for x in func.__defaults__):
-            node.args.defaults = [ast.Constant(value=x) for x in func.__defaults__]
+        if func is not None:
+            notes = add_defaults(node.args, func)
         tree = ast.Module(body=[ast.Expr(value=node)], type_ignores=[])
     elif code.co_name == "<module>" or not is_function_code(code):
         tree = module_tree(code)
     else:
         node = function_def(code)
         if func is not None:
-            add_defaults(node, func)
+            notes = add_defaults(node.args, func)  # type: ignore[attr-defined]
         tree = ast.Module(body=[node], type_ignores=[])
     try:
         source = layout(tree, indent)
@@ -90,23 +88,15 @@ def decompile_code(code: CodeType, func: Optional[FunctionType], indent: int, ve
             source = layout(tree, indent)
         except (ValueError, TypeError):
             raise DecompilationError("cannot print the result (%s)" % err, code_name=code.co_name) from None
+    source = "".join(note + "\n" for note in notes) + source
     if verify:
         check(source, code)
     return source
 
 
 def layout(tree: ast.Module, indent: int) -> str:
-    """The module's text, with two blank lines around top-level functions and classes."""
-    pieces = [(stmt, unparse(ast.Module(body=[stmt], type_ignores=[]), indent=indent)) for stmt in tree.body]
-    text = ""
-    previous = None
-    for stmt, piece in pieces:
-        if previous is not None:
-            definition = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-            text += "\n\n\n" if isinstance(stmt, definition) or isinstance(previous, definition) else "\n"
-        text += piece
-        previous = stmt
-    return text
+    """The module's text: PEP 8's blank lines around functions and classes (see unparse)."""
+    return unparse(tree, indent=indent)
 
 
 class PercentFormats(ast.NodeTransformer):
@@ -184,17 +174,13 @@ def module_tree(code: CodeType) -> ast.Module:
     return ast.Module(body=body, type_ignores=[])
 
 
-def add_defaults(node: ast.stmt, func: FunctionType) -> None:
-    """Show the function object's defaults in the signature where they are simple literals."""
-    defaults = func.__defaults__ or ()
-    kwdefaults = func.__kwdefaults__ or {}
-    values = list(defaults) + list(kwdefaults.values())
-    if not all(type(x) in SIMPLE_DEFAULTS for x in values):
-        return
-    args = node.args  # type: ignore[attr-defined]
-    args.defaults = [ast.Constant(value=x) for x in defaults]
-    args.kw_defaults = [ast.Constant(value=kwdefaults[a.arg]) if a.arg in kwdefaults else None
-                        for a in args.kwonlyargs]
+def add_defaults(args: ast.arguments, func: FunctionType) -> List[str]:
+    """Put the function object's defaults in its signature (see emit/defaults); the comment
+    lines naming those that have no spelling and show as ``...``."""
+    defaults, kwdefaults, notes = function_defaults(func)
+    args.defaults = defaults
+    args.kw_defaults = [kwdefaults.get(arg.arg) for arg in args.kwonlyargs]
+    return notes
 
 
 def check(source: str, code: CodeType) -> None:

@@ -23,6 +23,14 @@ from framescope.decompiler.frontend import versions
 __all__ = ["Precedence", "unparse"]
 
 
+#: Statements that PEP 8 sets apart with blank lines.
+DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+#: Blank lines around a definition: at the top of a module, in a class body.
+MODULE_SPACING = 2
+CLASS_SPACING = 1
+
+
 def is_docstring(node: ast.stmt) -> bool:
     return (
         isinstance(node, ast.Expr)
@@ -54,21 +62,27 @@ class Unparser(ExpressionPrinter):
         self._lines.extend(inner + part + "," for part in parts)
         self.line(")")
 
-    def suite(self, body: Sequence[ast.stmt], docstring: bool = False) -> None:
+    def suite(self, body: Sequence[ast.stmt], docstring: bool = False, spacing: int = 0) -> None:
         outer = self._pad
         self._pad = outer + self._unit
         if not body:
             self.line("pass")
+        self.statements(body, docstring, spacing)
+        self._pad = outer
+
+    def statements(self, body: Sequence[ast.stmt], docstring: bool, spacing: int) -> None:
+        """``body``'s lines, ``spacing`` blank lines on either side of each definition."""
         for index, stmt in enumerate(body):
+            if index and spacing and (isinstance(stmt, DEFINITIONS) or isinstance(body[index - 1], DEFINITIONS)):
+                self._lines.extend([""] * spacing)
             if index == 0 and docstring and is_docstring(stmt):
                 self.docstring(stmt.value)
             else:
                 self.visit(stmt)
-        self._pad = outer
 
-    def block(self, header: str, body: Sequence[ast.stmt], docstring: bool = False) -> None:
+    def block(self, header: str, body: Sequence[ast.stmt], docstring: bool = False, spacing: int = 0) -> None:
         self.line(header + ":")
-        self.suite(body, docstring)
+        self.suite(body, docstring, spacing)
 
     def docstring(self, node: ast.Constant) -> None:
         prefix = "u" if getattr(node, "kind", None) == "u" else ""
@@ -91,11 +105,7 @@ class Unparser(ExpressionPrinter):
     # ------------------------------------------------------------------ modules
 
     def visit_Module(self, node: ast.Module) -> None:
-        for index, stmt in enumerate(node.body):
-            if index == 0 and is_docstring(stmt):
-                self.docstring(stmt.value)
-            else:
-                self.visit(stmt)
+        self.statements(node.body, True, MODULE_SPACING)
 
     def visit_Interactive(self, node: ast.Interactive) -> None:
         for stmt in node.body:
@@ -131,7 +141,7 @@ class Unparser(ExpressionPrinter):
         header = "class " + node.name + self.type_params(node)
         if parts:
             header += "(" + ", ".join(parts) + ")"
-        self.block(header, node.body, docstring=True)
+        self.block(header, node.body, docstring=True, spacing=CLASS_SPACING)
 
     def visit_Return(self, node: ast.Return) -> None:
         if node.value is None:
