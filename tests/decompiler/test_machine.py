@@ -793,6 +793,7 @@ def test_a_parameter_stored_into_itself_is_dropped() -> None:
     """, frozenset()) == "f(1)\nreturn x"
 
 
+@pytest.mark.skipif(PY < (3, 11), reason="the program spells its NULL slot with PUSH_NULL (3.11+)")
 def test_a_module_attribute_does_not_stop_a_call_result_from_nesting() -> None:
     # torch's bookkeeping pair reads utils.exit(utils.enter()) once its module is known.
     code = assemble("""
