@@ -1,7 +1,7 @@
 """The simulator that keeps every waiting value's effects in bytecode order by spilling."""
 import ast
 from types import CodeType, FunctionType
-from typing import Any, Callable, Iterator, List, Optional, Set, Tuple
+from typing import Any, Callable, Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
 
 from framescope.decompiler.frontend.instructions import Instr
 from framescope.decompiler.function import nested
@@ -41,6 +41,12 @@ class SpillingSimulator(Simulator):
         self.counter = 0
         #: The temporaries made so far.
         self.temps: Set[str] = set()
+        #: id(value) -> (value, the names it reads, whether it is impure), for waiting values:
+        #: each statement asks about every value waiting (hundreds before a graph call), and a
+        #: value's tree never changes once built.
+        self._facts: Dict[int, Tuple[Any, FrozenSet[str], bool]] = {}
+        #: id(state) -> (state, its settled run, how often each name is read in it): see `settled`.
+        self._settled: Dict[int, Tuple[State, List[Any], Dict[str, int]]] = {}
 
     # -- what waits -------------------------------------------------------------------------------
     def pure(self, value: Any) -> bool:
@@ -48,23 +54,74 @@ class SpillingSimulator(Simulator):
 
     def impure(self, value: Any) -> bool:
         """Whether a waiting value has effects of its own (a list built here waits as its items)."""
-        return not isinstance(value, NewList) and not is_pure(value, self.frozen)
+        return self.facts(value)[2]
 
-    def pending(self, state: State) -> Iterator[Tuple[Optional[NewList], int, Any]]:
-        """Every waiting value in bytecode order: (the list it waits in or None for the stack, index, value)."""
+    def reads(self, value: Any) -> FrozenSet[str]:
+        """The names a waiting value reads."""
+        return self.facts(value)[1]
+
+    def facts(self, value: Any) -> Tuple[Any, FrozenSet[str], bool]:
+        known = self._facts.get(id(value))
+        if known is None or known[0] is not value:
+            impure = not isinstance(value, NewList) and not is_pure(value, self.frozen)
+            known = self._facts[id(value)] = (value, frozenset(names_read(value)), impure)
+        return known
+
+    def pending(self, state: State, start: int = 0) -> Iterator[Tuple[Optional[NewList], int, Any]]:
+        """Every waiting value in bytecode order: (the list it waits in or None for the stack,
+        index, value); from stack slot ``start`` on (below it, see `settled`)."""
         seen: Set[int] = set()
 
-        def walk(owner: Optional[NewList], container: list) -> Iterator[Tuple[Optional[NewList], int, Any]]:
-            for index, value in enumerate(container):
+        def walk(owner: Optional[NewList], container: list, first: int
+                 ) -> Iterator[Tuple[Optional[NewList], int, Any]]:
+            for index in range(first, len(container)):
+                value = container[index]
                 yield owner, index, value
                 if isinstance(value, NewList) and id(value) not in seen:
                     seen.add(id(value))
-                    yield from walk(value, value.items)
+                    yield from walk(value, value.items, 0)
 
-        yield from walk(None, state.stack)
+        yield from walk(None, state.stack, start)
+
+    def settled(self, state: State) -> Tuple[int, Dict[str, int]]:
+        """The length of the run of pure values at the bottom of the stack (no list built here
+        among them), and how often each name is read in it. The scans for impure values start
+        above it: before a graph call hundreds of inputs wait there, and every instruction
+        would otherwise look at each of them again. The run is remembered per state and
+        checked against the stack each time (the same objects in the same slots)."""
+        known = self._settled.get(id(state))
+        if known is None or known[0] is not state:
+            known = self._settled[id(state)] = (state, [], {})
+        _, run, readers = known
+        stack = state.stack
+        if len(run) > len(stack) or stack[:len(run)] != run:
+            kept = _common_prefix(stack, run)
+            for value in run[kept:]:
+                for ident in self.reads(value):
+                    readers[ident] -= 1
+            del run[kept:]
+        while len(run) < len(stack):
+            value = stack[len(run)]
+            if isinstance(value, NewList) or self.impure(value):
+                break
+            run.append(value)
+            for ident in self.reads(value):
+                readers[ident] = readers.get(ident, 0) + 1
+        return len(run), readers
+
+    def unsettled(self, state: State) -> Iterator[Tuple[Optional[NewList], int, Any]]:
+        """The waiting values that may be impure: `pending` above the settled run."""
+        return self.pending(state, self.settled(state)[0])
+
+    def read_while_waiting(self, state: State, ident: str, value: Any) -> bool:
+        """Whether a waiting value other than ``value`` reads ``ident``."""
+        start, readers = self.settled(state)
+        if readers.get(ident):
+            start = 0
+        return any(ident in self.reads(x) for _, _, x in self.pending(state, start) if x is not value)
 
     def impure_ids(self, state: State) -> List[int]:
-        return [id(x) for _, _, x in self.pending(state) if self.impure(x)]
+        return [id(x) for _, _, x in self.unsettled(state) if self.impure(x)]
 
     def inside(self, value: NewList) -> List[Any]:
         """The values in ``value`` and in the lists in it, in order."""
@@ -72,13 +129,15 @@ class SpillingSimulator(Simulator):
 
     def replace(self, state: State, old: Any, new: Any) -> None:
         """Put ``new`` wherever ``old`` (the same object) waits."""
-        for owner, index, value in list(self.pending(state)):
+        start = self.settled(state)[0] if isinstance(old, NewList) or self.impure(old) else 0
+        for owner, index, value in list(self.pending(state, start)):
             if value is old:
                 (owner.items if owner is not None else state.stack)[index] = new
 
     def count(self, state: State, obj: Any) -> int:
         """How many times ``obj`` waits, on the stack or in a waiting list."""
-        return sum(1 for _, _, value in self.pending(state) if value is obj)
+        start = self.settled(state)[0] if isinstance(obj, NewList) or self.impure(obj) else 0
+        return sum(1 for _, _, value in self.pending(state, start) if value is obj)
 
     # -- spilling ---------------------------------------------------------------------------------
     def temp(self) -> str:
@@ -95,7 +154,7 @@ class SpillingSimulator(Simulator):
         that name from now on. If evaluating it has effects, impure values computed before it
         are spilled first.
         """
-        if target is not None and any(target in names_read(x) for _, _, x in self.pending(state) if x is not value):
+        if target is not None and self.read_while_waiting(state, target, value):
             # Waiting values read the old ``target``: they are spilled before it changes.
             temp = self.spill(state, value)
             self.emit(state, assign(target, temp))
@@ -123,7 +182,7 @@ class SpillingSimulator(Simulator):
     def spill_before(self, state: State, stop: Any) -> None:
         """Spill every impure waiting value computed before ``stop``."""
         while True:
-            for _, _, value in self.pending(state):
+            for _, _, value in self.unsettled(state):
                 if value is stop:
                     return
                 if self.impure(value):
@@ -139,7 +198,7 @@ class SpillingSimulator(Simulator):
 
     def spill_first(self, state: State) -> bool:
         """Spill the earliest impure waiting value; False if there is none."""
-        for _, _, value in self.pending(state):
+        for _, _, value in self.unsettled(state):
             if self.impure(value):
                 self.spill(state, value)
                 return True
@@ -150,8 +209,11 @@ class SpillingSimulator(Simulator):
         effects = has_effects(stmt, self.frozen)
         written = names_written(stmt)
         while True:
-            for _, _, value in self.pending(state):
-                if (effects and self.impure(value)) or (written and names_read(value) & written):
+            start, readers = self.settled(state)
+            if any(readers.get(ident) for ident in written):
+                start = 0  # a settled value reads a name the statement binds
+            for _, _, value in self.pending(state, start):
+                if (effects and self.impure(value)) or (written and self.reads(value) & written):
                     self.spill(state, value)
                     break
             else:
@@ -273,7 +335,7 @@ class SpillingSimulator(Simulator):
         if func.defaults or func.kwdefaults or func.annotations is not None:
             self.spill_before(state, func)  # the def evaluates them: after what came before
         for _, _, value in list(self.pending(state)):
-            if value is not func and ident in names_read(value):
+            if value is not func and ident in self.reads(value):
                 self.spill(state, value)
         state.stmts.append(nested(func, name(ident, True)))
         self.replace(state, func, name(ident))
@@ -422,3 +484,15 @@ class SpillingSimulator(Simulator):
 
         self.rearrange(state, down, up)
 
+
+def _common_prefix(stack: List[Any], run: List[Any]) -> int:
+    """How many slots at the bottom of ``stack`` still hold ``run``'s values (by bisection:
+    each comparison of two slices runs at C speed)."""
+    low, high = 0, min(len(stack), len(run))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if stack[:middle] == run[:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
