@@ -23,7 +23,9 @@ the stack. Recompiling cannot check such code, so this decompiler is correct by 
   ``try: ... except BaseException: ...; raise`` that Dynamo puts around a call in a ``with``;
 * last, a temporary read once, by the next statement, before anything else there has an
   effect, is put back in its place (`inline_temporaries`); so is a local the caller names as
-  scratch (one nothing outside the code reads) that is stored once, and its ``del`` goes.
+  scratch (one nothing outside the code reads) that is stored once, and its ``del`` goes;
+  then, across statements (`sinking`), a value that nothing can change moves to its one use,
+  a temporary that only hands its value to a local takes the local's name, and ``x = x`` goes.
 
 Anything else raises DecompilationError; callers keep the original bytecode then.
 tests/decompiler/test_machine.py checks the result by running it against the bytecode on
