@@ -1227,3 +1227,49 @@ def test_two_programs_dumping_into_one_folder_keep_apart(tmp_path):
     done = run_program(program, str(folder), "c", "none")
     assert [frame["id"] for frame in load_index(folder)["frames"]] == ["fn_c"]
     assert done.returncode == 0
+
+
+HELPER_MODULE = """\
+import collections
+
+
+def pack(x, scale):
+    d = collections.OrderedDict()
+    d["a"] = x.sin() * scale
+    d["b"] = {"k": x.cos()}
+    return d
+"""
+
+TWICE_PROGRAM = """\
+import sys
+
+import torch
+
+import framescope
+from helper import pack
+
+
+def f(x, scale):
+    out = pack(x * 2, scale)
+    print("a graph break")
+    return out, x + 1
+
+
+with framescope.dump(sys.argv[1]):
+    torch.compile(f, backend="eager")(torch.ones(3), 2.0)
+"""
+
+
+def test_two_runs_write_the_same_transformed_code(tmp_path):
+    # torch names a module's global after its id() (___module_collections_<id>_c0) and
+    # numbers its temporaries per compile: the files must not show either.
+    (tmp_path / "helper.py").write_text(HELPER_MODULE, encoding="utf-8")
+    program = tmp_path / "twice.py"
+    program.write_text(TWICE_PROGRAM, encoding="utf-8")
+    for run in ("first", "second"):
+        run_program(program, run)
+    first = sorted(path.name for path in (tmp_path / "first").glob("__transformed_code_*.py"))
+    assert len(first) == 2 and first == sorted(p.name for p in (tmp_path / "second").glob("__transformed_code_*.py"))
+    texts = [(tmp_path / run / name).read_bytes() for name in first for run in ("first", "second")]
+    assert texts[0] == texts[1] and texts[2] == texts[3]
+    assert b"___module_collections_c" in texts[0] and b"__resume_at_" in texts[0]

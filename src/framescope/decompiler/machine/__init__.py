@@ -98,5 +98,5 @@ def _machine_source(code: CodeType, constant_name: Optional[Callable[[object], s
         decompiler = MachineDecompiler(code, constant_name, merge=False)
         node = decompiler.function(scratch, shown, modules)
     if parameters is not None:
-        name_after_parameters(node, decompiler.sim.temps, parameters, code)
+        name_after_parameters(node, decompiler.renamable, parameters, code)
     return unparse(ast.Module(body=[node], type_ignores=[]), indent=indent, width=WIDTH)

@@ -57,7 +57,9 @@ class MachineDecompiler:
         kept = set(parameter_names(code)) | set(code.co_cellvars) | set(code.co_freevars)
         scratch = set(scratch) - kept
         body = inline_temporaries(state.stmts, self.sim.temps, self.sim.frozen, scratch, shown, modules)
-        body = tidy_across(body, set(self.sim.temps) | (scratch - set(shown)), set(parameter_names(code)),
+        #: The names the output may rename: temporaries and scratch locals not to be shown.
+        self.renamable = set(self.sim.temps) | (scratch - set(shown))
+        body = tidy_across(body, self.renamable, set(parameter_names(code)),
                            set(code.co_cellvars) | set(code.co_freevars))
         if body and isinstance(body[-1], ast.Return) and isinstance(body[-1].value, ast.Constant) \
                 and body[-1].value.value is None:
