@@ -11,7 +11,7 @@ must match in order, with
 * jump targets and exception-table ranges as instruction indexes, not byte offsets;
 * names, locals and free variables by name, constants by type and value, nested code
   objects compared the same way (recursively);
-* line numbers, positions, ``co_qualname``, ``co_firstlineno`` and the qualname and
+* line numbers, positions, ``co_qualname``, ``co_firstlineno``, 3.14's ``CO_METHOD`` flag, and the qualname and
   first-line constants stored by ``MAKE_FUNCTION`` (3.8-3.10) and class bodies ignored.
 
 The first difference is told as a short *kind* for counting (the two opnames ``A/B``,
@@ -45,8 +45,10 @@ _BOOKKEEPING_STORES = frozenset(["__qualname__", "__firstlineno__"])
 _PLAIN_LOADS = frozenset(["LOAD_FAST", "LOAD_FAST_BORROW", "LOAD_DEREF", "LOAD_NAME", "LOAD_GLOBAL"])
 # 3.13+ push the NULL of a call after the callable, not before.
 _NULL_AFTER = sys.version_info >= (3, 13)
-_ATTRIBUTES = ("co_name", "co_argcount", "co_posonlyargcount", "co_kwonlyargcount", "co_flags",
+_ATTRIBUTES = ("co_name", "co_argcount", "co_posonlyargcount", "co_kwonlyargcount",
                "co_varnames", "co_cellvars", "co_freevars")
+# 3.14 marks a function defined in a class body; the decompiled one is compiled alone.
+_CO_METHOD = 0x8000000
 
 
 class Instruction(NamedTuple):
@@ -156,7 +158,8 @@ def _method_calls(items: List[_Item]) -> List[_Item]:
     imported at module level (``LOAD_GLOBAL NULL + x; LOAD_ATTR y``), else as a method
     load: the reference is compiled inside its module, the decompiled function alone, so
     this depends on where the code is compiled. The NULL of ``LOAD_GLOBAL NULL + x`` is
-    a ``PUSH_NULL`` of its own first, as the compiler folds the two when they meet.
+    a ``PUSH_NULL`` of its own first, as the compiler folds the two when they meet; a
+    receiver's ``LOAD_FAST_BORROW`` is a ``LOAD_FAST``.
     """
     out: List[_Item] = []
     for item in _unfold_nulls(items):
@@ -172,6 +175,10 @@ def _method_calls(items: List[_Item]) -> List[_Item]:
             out[-1] = _method(out[-1])
         else:
             out.append(item)
+            continue
+        # 3.14 borrows the receiver of a method load, not of the plain attribute load.
+        if len(out) >= 2 and out[-2].op == "LOAD_FAST_BORROW":
+            out[-2] = _Item("LOAD_FAST", None, _name(out[-2]), out[-2].offset)
     return out
 
 
@@ -227,15 +234,19 @@ def listing(code: CodeType) -> Listing:
 
 
 def _mask_bookkeeping(instructions: List[Instruction]) -> None:
-    """Match any value for the qualname and first-line constants, which depend on where code sits."""
+    """Match any value for the qualname and first-line constants, which depend on where code sits.
+
+    3.14 loads a first line below 256 with ``LOAD_SMALL_INT``, others with ``LOAD_CONST``.
+    """
     for index in range(len(instructions) - 1):
         load, user = instructions[index], instructions[index + 1]
-        if load.op != "LOAD_CONST":
+        if load.op not in ("LOAD_CONST", "LOAD_SMALL_INT"):
             continue
         qualname = user.op == "MAKE_FUNCTION" and isinstance(load.arg, tuple) and load.arg[0] is str
         stored = user.op == "STORE_NAME" and user.arg in _BOOKKEEPING_STORES
         if qualname or stored:
-            instructions[index] = load._replace(arg=_ANY)
+            instructions[index] = Instruction("LOAD_CONST", _ANY, "LOAD_CONST <%s>" % (
+                "qualname" if qualname else user.arg))
 
 
 def _exception_table(code: CodeType, index_of: Dict[int, int]) -> List[Tuple[int, int, int, int, bool]]:
@@ -271,6 +282,8 @@ def _compare_code(a: CodeType, b: CodeType, where: str, memo: dict) -> Optional[
         left, right = getattr(a, attribute), getattr(b, attribute)
         if left != right:
             return Difference(attribute, "%s: %s %r vs %r" % (where, attribute, left, right))
+    if a.co_flags & ~_CO_METHOD != b.co_flags & ~_CO_METHOD:
+        return Difference("co_flags", "%s: co_flags %#x vs %#x" % (where, a.co_flags, b.co_flags))
     la, lb = listing(a), listing(b)
     for index, (x, y) in enumerate(zip(la.instructions, lb.instructions)):
         if x.op != y.op:
