@@ -5,6 +5,8 @@
 // The repository is mounted at /repo (the working directory there), /repo/src
 // is put first on sys.path, and SCRIPT (relative to the repository) runs as
 // __main__ with ARGS as sys.argv[1:].  The exit status is the script's.
+// Folders outside the repository that the script reads (a corpus, say) are named in
+// PYODIDE_MOUNTS, separated by ':'; each is mounted at its own absolute path.
 // Pyodide is loaded from PYODIDE_DIR (default: .pyodide/node_modules/pyodide
 // in the repository; `npm install pyodide@314.0.7` in .pyodide/ puts it there).
 import { existsSync } from "node:fs";
@@ -31,6 +33,15 @@ py.setStdout({ batched: (line) => process.stdout.write(line + "\n") });
 py.setStderr({ batched: (line) => process.stderr.write(line + "\n") });
 py.FS.mkdirTree("/repo");
 py.FS.mount(py.FS.filesystems.NODEFS, { root: repo }, "/repo");
+for (const folder of (process.env.PYODIDE_MOUNTS || "").split(":").filter(Boolean)) {
+  const where = path.resolve(folder);
+  if (!existsSync(where)) {
+    console.error(`PYODIDE_MOUNTS: no such folder: ${where}`);
+    process.exit(2);
+  }
+  py.FS.mkdirTree(where);
+  py.FS.mount(py.FS.filesystems.NODEFS, { root: where }, where);
+}
 py.globals.set("_framescope_argv", py.toPy([script, ...args]));
 const status = py.runPython(`
 import os, runpy, sys, traceback

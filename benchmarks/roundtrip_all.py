@@ -7,6 +7,9 @@ absent.  Arguments this script does not know are passed to ``roundtrip.py``:
 
     python3 benchmarks/roundtrip_all.py --decompiler identity
     python3 benchmarks/roundtrip_all.py --versions 3.12,3.14 --limit 500
+    python3 benchmarks/roundtrip_all.py --corpus wide --corpus-dir /work/corpus --sample 5000
+
+A corpus folder given with ``--corpus-dir`` is mounted into Pyodide at its own path.
 """
 from __future__ import annotations
 
@@ -25,7 +28,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path[:0] = [HERE, os.path.join(REPO, "src")]
 
-from roundtrip import format_reasons, format_row, format_table  # noqa: E402
+from roundtrip_report import format_packages, format_reasons, format_row, format_table  # noqa: E402
 
 CPYTHONS = ["3.8", "3.9", "3.10", "3.11", "3.12", "3.13"]
 PYODIDE = "3.14"
@@ -71,6 +74,16 @@ def ensure_pyodide() -> Optional[str]:
     return None
 
 
+def corpus_dir(passed: List[str]) -> Optional[str]:
+    """The --corpus-dir passed on to roundtrip.py, if any."""
+    for position, argument in enumerate(passed):
+        if argument.startswith("--corpus-dir="):
+            return argument.split("=", 1)[1]
+        if argument == "--corpus-dir" and position + 1 < len(passed):
+            return passed[position + 1]
+    return None
+
+
 def run_one(version: str, command: List[str], json_path: str, timeout: int) -> Tuple[str, Optional[dict], str]:
     """Run one benchmark; (version, its row or None, what went wrong)."""
     env = dict(os.environ)
@@ -94,7 +107,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--jobs", type=int, default=2, help="benchmarks running at once (default 2)")
     parser.add_argument("--timeout", type=int, default=3600, help="seconds allowed per interpreter")
     parser.add_argument("--json", help="write all rows to this file")
-    parser.add_argument("--top", type=int, default=5, help="failure reasons listed per version")
+    parser.add_argument("--top", type=int, default=5, help="entries of each ranking listed per version")
     args, passed = parser.parse_known_args(argv)
     versions = [v.strip() for v in args.versions.split(",") if v.strip()]
 
@@ -113,6 +126,8 @@ def main(argv: Optional[List[str]] = None) -> int:
                 problems.append((version, why))
                 continue
             command = ["node", os.path.join(HERE, "pyodide_run.mjs"), "benchmarks/roundtrip.py"] + script_args
+            if corpus_dir(passed):
+                os.environ["PYODIDE_MOUNTS"] = os.path.abspath(corpus_dir(passed))
         else:
             python = find_cpython(version, root)
             if python is None:
@@ -131,8 +146,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     print("round trip, decompiler=%s" % decompiler)
     print(format_table([format_row(data) for data in rows]))
     for data in rows:
-        if data["reasons"]:
-            print("\n%s: %s" % (data["python"], format_reasons(data, args.top)))
+        print("\n%s:" % data["python"])
+        if data.get("packages"):
+            print(format_packages(data))
+        print(format_reasons(data, args.top))
     for version, why in problems:
         print("\n%s: no result: %s" % (version, why))
     if args.json:

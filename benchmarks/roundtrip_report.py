@@ -1,0 +1,84 @@
+"""Tables and lists of the round-trip benchmark, from the rows ``roundtrip.py --json`` writes.
+
+Shared by ``roundtrip.py`` (one interpreter) and ``roundtrip_all.py`` (all of them).
+"""
+from __future__ import annotations
+
+from typing import Dict, List, Sequence, Tuple
+
+#: The four outcomes of a function, in the order they are reported.
+OUTCOMES = ("identical", "equivalent", "refused", "wrong")
+
+HEADER = ("python", "corpus", "functions", "identical", "equivalent", "refused", "wrong", "unchecked", "time")
+PACKAGE_HEADER = ("package", "files", "rejected", "in corpus", "functions", "identical", "equivalent", "refused", "wrong")
+
+
+def percent(count: int, total: int) -> str:
+    return "%.1f%%" % (100.0 * count / (total or 1))
+
+
+def format_row(data: dict) -> Tuple[str, ...]:
+    total = data["functions"]
+    return (
+        (data["python"],
+         data.get("corpus", "stdlib"),
+         str(total))
+        + tuple(percent(data[outcome], total) for outcome in OUTCOMES)
+        + (percent(data["unchecked_compiles"] + data["identical"] + data["equivalent"], total),
+           "%.1fs" % data["decompile_seconds"])
+    )
+
+
+def format_package_row(name: str, counts: Dict[str, int]) -> Tuple[str, ...]:
+    total = counts["functions"]
+    return ((name, str(counts["files"]), str(counts["rejected_files"]), str(counts["population"]), str(total))
+            + tuple(percent(counts[outcome], total) for outcome in OUTCOMES))
+
+
+def format_table(rows: Sequence[Tuple[str, ...]], header: Tuple[str, ...] = HEADER) -> str:
+    table = [header] + list(rows)
+    widths = [max(len(line[column]) for line in table) for column in range(len(header))]
+    return "\n".join(
+        "  ".join(cell.ljust(width) if column == 0 else cell.rjust(width)
+                  for column, (cell, width) in enumerate(zip(line, widths)))
+        for line in table
+    )
+
+
+def format_packages(data: dict) -> str:
+    """One row per package of the wide corpus, then the total."""
+    packages = data.get("packages") or {}
+    rows = [format_package_row(name, counts) for name, counts in packages.items()]
+    total = {key: sum(counts[key] for counts in packages.values())
+             for key in ("files", "rejected_files", "population", "functions") + OUTCOMES}
+    rows.append(format_package_row("total", total))
+    return format_table(rows, PACKAGE_HEADER)
+
+
+#: (key in the row, title) of each ranked list.
+LISTS = (
+    ("differences", "first differences of equivalent but not identical functions"),
+    ("refusals", "refusal reasons (DecompilationError)"),
+    ("wrong", "wrong results"),
+)
+
+
+def format_ranking(entries: List[list], title: str, top: int) -> str:
+    if not entries:
+        return "%s: none" % title
+    lines = ["%s (count, what, first example):" % title]
+    for what, count, example in entries[:top]:
+        lines.append("%6d  %s  [%s]" % (count, what, example))
+    return "\n".join(lines)
+
+
+def format_reasons(data: dict, top: int) -> str:
+    """The most frequent first differences, refusal reasons and wrong results of a row."""
+    return "\n".join(format_ranking(data.get(key) or [], title, top) for key, title in LISTS)
+
+
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """The table in Markdown, for docs/benchmarks.md."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)

@@ -1,0 +1,126 @@
+"""The round-trip benchmark's own logic: the identity comparison, the sample, the grouping of refusals."""
+import importlib.util
+import sys
+from pathlib import Path
+from types import CodeType
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+
+
+def load(name):
+    if str(BENCHMARKS) not in sys.path:
+        sys.path.insert(0, str(BENCHMARKS))
+    spec = importlib.util.spec_from_file_location(name, str(BENCHMARKS / (name + ".py")))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+identical = load("identical")
+roundtrip = load("roundtrip")
+roundtrip_sample = load("roundtrip_sample")
+
+
+def function(source, name="f"):
+    """The code of function ``name`` in module ``source``, searched through nested code."""
+    pending = [compile(source, "<test>", "exec", dont_inherit=True)]
+    while pending:
+        code = pending.pop()
+        for const in code.co_consts:
+            if isinstance(const, CodeType):
+                if const.co_name == name:
+                    return const
+                pending.append(const)
+    raise LookupError(name)
+
+
+def test_layout_is_not_a_difference():
+    one_line = "def f(a, b):\n    x, y = a, b\n    return a + b if x else y\n"
+    spread = "def f(a,\n      b):\n\n    x, y = (a,\n            b)\n    return (a\n            + b) if x else y\n"
+    assert identical.first_difference(function(one_line), function(spread)) is None
+
+
+def test_another_operation_is_a_difference():
+    difference = identical.first_difference(function("def f(a):\n    return a + 1\n"),
+                                            function("def f(a):\n    return a - 1\n"))
+    assert difference is not None
+    assert "argument" in difference.kind or "/" in difference.kind
+
+
+def test_constants_are_compared_by_type():
+    difference = identical.first_difference(function("def f():\n    return 0\n"),
+                                            function("def f():\n    return 0.0\n"))
+    assert difference is not None
+
+
+def test_another_branch_order_is_a_difference():
+    left = "def f(a):\n    if a:\n        return 1\n    return 2\n"
+    right = "def f(a):\n    if not a:\n        return 2\n    return 1\n"
+    assert identical.first_difference(function(left), function(right)) is not None
+
+
+def test_nested_code_is_compared():
+    left = "def f(a):\n    return [x + 1 for x in a]\n"
+    right = "def f(a):\n    return [x + 2 for x in a]\n"
+    difference = identical.first_difference(function(left), function(right))
+    assert difference is not None
+
+
+def test_where_a_function_is_compiled_does_not_matter():
+    # Inside its module, a call on an imported module's attribute compiles differently on 3.11-3.13;
+    # the qualname constants (3.8-3.10) differ when the function is nested elsewhere.
+    in_module = "import os\ndef f():\n    def g():\n        return 1\n    return os.getcwd(os.sep.join([]))\n"
+    alone = "def f():\n    def g():\n        return 1\n    return os.getcwd(os.sep.join([]))\n"
+    assert identical.first_difference(function(in_module), function(alone)) is None
+    body = "".join("    " + line + "\n" for line in in_module.splitlines()[1:])
+    one, other = function("import os\ndef outer():\n" + body), function("def other():\n" + body)
+    assert identical.first_difference(one, other) is None
+
+
+def test_jump_targets_are_instruction_indexes():
+    code = function("def f(a):\n    while a:\n        a -= 1\n    return a\n")
+    jumps = [instruction.arg for instruction in identical.listing(code).instructions
+             if isinstance(instruction.arg, tuple) and instruction.arg[:1] == ("jump",)]
+    count = len(identical.listing(code).instructions)
+    assert jumps and all(0 <= index <= count for _, index in jumps)
+
+
+def test_quotas_take_small_packages_whole():
+    shares = roundtrip_sample.quotas({"small": 5, "big": 1000, "bigger": 2000}, 105)
+    assert shares == {"small": 5, "big": 50, "bigger": 50}
+    assert roundtrip_sample.quotas({"a": 3, "b": 4}, 100) == {"a": 3, "b": 4}
+
+
+def test_the_sample_is_the_same_whatever_else_is_there():
+    first = {"p": [("m.py", (("f%d" % n, 0),)) for n in range(100)]}
+    more = {"p": first["p"] + [("n.py", (("g%d" % n, 0),)) for n in range(100)]}
+    chosen = roundtrip_sample.sample(first, 10, seed=1)
+    assert len(chosen) == 10 and chosen == roundtrip_sample.sample(first, 10, seed=1)
+    assert chosen != roundtrip_sample.sample(first, 10, seed=2)
+    # The rank of a function does not depend on the others: the sample of a bigger corpus
+    # keeps the functions of the smaller one that rank high enough.
+    bigger = roundtrip_sample.sample(more, 20, seed=1)
+    assert len(bigger) == 20
+    ranked = sorted(first["p"], key=lambda item: roundtrip_sample.rank(1, *item))
+    assert set(ranked[:3]) <= bigger or set(ranked[:3]) & bigger
+
+
+def test_refusals_are_grouped_without_names_and_numbers():
+    from framescope import DecompilationError
+
+    one = DecompilationError("cannot place 'x' at 12", code_name="f", offset=12, opname="STORE_FAST")
+    two = DecompilationError("cannot place 'y' at 40", code_name="g", offset=40, opname="STORE_FAST")
+    assert roundtrip.refusal_key(one) == roundtrip.refusal_key(two) == "cannot place '...' at N"
+    unsupported = DecompilationError("unsupported instruction", opname="SETUP_ANNOTATIONS")
+    assert roundtrip.refusal_key(unsupported) == "unsupported instruction SETUP_ANNOTATIONS"
+
+
+@pytest.mark.skipif(not hasattr(roundtrip.signal, "setitimer"), reason="no interval timers here")
+def test_a_slow_round_trip_is_stopped():
+    import time
+
+    with pytest.raises(roundtrip.Timeout):
+        with roundtrip.time_limit(0.05):
+            time.sleep(2)
