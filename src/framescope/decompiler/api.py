@@ -5,7 +5,7 @@ import inspect
 from types import CodeType, FunctionType, MethodType
 from typing import Any, List, Optional, Tuple
 
-from framescope.decompiler.emit.cleanup import clean_body, strip_return_none
+from framescope.decompiler.emit.cleanup import annotations_of, clean_body, strip_return_none
 from framescope.decompiler.function import TooLarge, body_of, function_def, guarded, lambda_expr, nested
 from framescope.decompiler.simulate.values import Function
 from framescope.decompiler.emit.literals import percent_format
@@ -176,7 +176,7 @@ def is_class_body(code: CodeType) -> bool:
 
 
 def module_tree(code: CodeType) -> ast.Module:
-    body = clean_body(strip_return_none(body_of(code)))
+    body = annotations_of(code, clean_body(strip_return_none(body_of(code))))
     if body and isinstance(body[0], ast.Assign) and len(body[0].targets) == 1:
         target = body[0].targets[0]
         if isinstance(target, ast.Name) and target.id == "__doc__" and isinstance(body[0].value, ast.Constant):

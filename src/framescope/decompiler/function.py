@@ -10,12 +10,14 @@ import inspect
 from types import CodeType
 from typing import Any, Callable, Dict, List, Optional
 
+from framescope.decompiler.emit.annotations import CLASS_ANNOTATE, ClassAnnotations, annotate_items
 from framescope.decompiler.emit.cleanup import clean_body, comprehension, function_body, class_body
 from framescope.decompiler.emit.unparse import NestedTooDeeply
 from framescope.decompiler.frontend.instructions import Instr
 from framescope.decompiler.frontend.opcodes import (
     canonical_instructions, docstring, jumps_and_loops, used_locals,
 )
+from framescope.decompiler.generic import generic_definition, lazy_value
 from framescope.decompiler.graph.cfg import CFG
 from framescope.decompiler.graph.normalize import normalize
 from framescope.decompiler.simulate import marks
@@ -91,6 +93,8 @@ def function_def(code: CodeType, func: Optional[v.Function] = None, name: Option
         defaults = tuple_items(func.defaults)
         kwdefaults = dict_items(func.kwdefaults)
         annotations = annotation_items(func.annotations)
+        if func.annotate is not None:  # 3.14+: a function returns them
+            annotations = dict(annotate_items(body_of(func.annotate.code)))
         decorators = [d for d in func.decorators]
     args = arguments(code, defaults, kwdefaults, annotations)
     refuse_unbounded(code)
@@ -106,7 +110,7 @@ def function_def(code: CodeType, func: Optional[v.Function] = None, name: Option
     node = node_type(name=name or code.co_name, args=args, body=body, decorator_list=decorators,
                      returns=annotations.get("return"), type_comment=None)
     if hasattr(ast, "TypeAlias"):
-        node.type_params = []
+        node.type_params = func.type_params if func is not None else []
     return node
 
 
@@ -129,9 +133,15 @@ def nested(func: v.Function, target: Any = None, iterator: Optional[v.Iterator] 
     """Build what a nested code object stands for where it is used.
 
     ``target`` is the store target for definitions (``def``), ``"class"`` for class
-    bodies; ``iterator`` is the outermost iterable for a comprehension.
+    bodies, ``"generic"`` for the function that makes a generic definition (3.12+),
+    ``"lazy"`` for the function of a lazily evaluated value (a type alias's, a type
+    parameter's bound); ``iterator`` is the outermost iterable for a comprehension.
     """
     code = func.code
+    if target == "generic":
+        return generic_definition(func, nested)
+    if target == "lazy":
+        return lazy_value(clean_body(body_of(code)), code.co_name)
     if target == "class":
         node = ast.ClassDef(name=code.co_name, bases=[], keywords=[], body=class_body(code, body_of(code)),
                             decorator_list=[])
@@ -151,6 +161,8 @@ def nested(func: v.Function, target: Any = None, iterator: Optional[v.Iterator] 
         if code.co_name in ("<listcomp>", "<setcomp>", "<dictcomp>", "<genexpr>"):
             raise DecompilationError("comprehension called without its iterator", code_name=code.co_name)
         raise DecompilationError("function definition used as a value", code_name=code.co_name)
+    if isinstance(target, ast.Name) and target.id == CLASS_ANNOTATE and code.co_name == "__annotate__":
+        return ClassAnnotations(items=annotate_items(body_of(code)))
     if not isinstance(target, ast.Name) or target.id != code.co_name:
         raise DecompilationError("function stored under another name", code_name=code.co_name)
     return function_def(code, func, code.co_name)
