@@ -157,23 +157,25 @@ def decompile_command(target: str, indent: int) -> int:
 
 
 def print_module(code: CodeType, indent: int) -> int:
-    """The whole module; if that fails, each function on its own, failures as comments."""
-    from framescope.decompiler.api import decompile
+    """The whole module, a function that cannot be decompiled as a stub with the reason in a
+    comment (see ``decompile(partial=True)``); if the module's own code cannot be, each
+    function and class on its own, failures as comments."""
+    from framescope.decompiler.api import decompile, decompile_parts
 
     try:
-        print(decompile(code, indent=indent))
-        return OK
+        source, stubbed = decompile_parts(code, indent=indent)
+        print(source)
+        return PARTIAL if stubbed else OK
     except DecompilationError as err:
         module_error = err
-    status = PARTIAL
     print("# framescope: the module as a whole could not be decompiled: %s" % module_error)
     for child in code.co_consts:
         if isinstance(child, CodeType) and child.co_name.isidentifier():  # functions and classes
             try:
-                print(decompile(child, indent=indent))
+                print(decompile(child, indent=indent, partial=True))
             except DecompilationError as err:
                 print("# framescope: cannot decompile %s: %s\n" % (child.co_name, err))
-    return status
+    return PARTIAL
 
 
 def import_target(target: str):

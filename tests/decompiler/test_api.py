@@ -164,3 +164,100 @@ def test_module_code(source, expected, since):
     text = decompile(module(source), machine=False)  # checked: recompiles to the same bytecode
     assert text.strip() == (expected or source).strip()
 
+
+MIXED = '''\
+import os
+
+
+def fine(a, b=1):
+    return a + b
+
+
+def keep(func):
+    return func
+
+
+@keep
+def refused(x, *args, k=2, **kw):
+    return os.sep * x
+
+
+class T:
+    """Doc."""
+
+    def method(self):
+        return super().method()
+
+    def other(self):
+        return refused(1)
+
+
+X = fine(1)'''
+
+
+@pytest.fixture
+def refusing(monkeypatch):
+    """Make the source decompiler refuse the functions named ``refused`` and ``method``."""
+    from framescope.decompiler import function
+
+    real = function.function_def
+
+    def refuse_some(code, func=None, name=None):
+        if code.co_name in ("refused", "method"):
+            raise DecompilationError("pretend this cannot be read", code_name=code.co_name)
+        return real(code, func, name)
+
+    monkeypatch.setattr(function, "function_def", refuse_some)
+
+
+def test_partial_writes_stubs_for_refused_functions(refusing):
+    code = module(MIXED)
+    with pytest.raises(DecompilationError):
+        decompile(code)  # strict by default
+    text = decompile(code, partial=True)
+    assert "def fine(a, b=1):\n    return a + b" in text and "X = fine(1)" in text
+    assert "# framescope: cannot decompile refused: pretend this cannot be read\n" in text
+    # The comment goes above the decorators, and holds the function's disassembly.
+    comment = text[text.index("# framescope: cannot decompile refused"):text.index("@keep")]
+    assert "RETURN_VALUE" in comment and all(line.startswith("#") for line in comment.splitlines())
+    assert "def refused(x, *args, k=2, **kw):\n    raise NotImplementedError(" in text
+    assert "    # framescope: cannot decompile T.method: " in text and "    def other(self):\n" in text
+    namespace: dict = {}
+    exec(compile(text, "m.py", "exec"), namespace)
+    assert namespace["fine"](2) == 3
+    with pytest.raises(NotImplementedError, match="pretend this cannot be read"):
+        namespace["T"]().other()
+
+
+def test_partial_is_the_whole_source_when_nothing_is_refused():
+    code = module(MIXED)
+    assert decompile(code, partial=True) == decompile(code)
+
+
+def test_partial_of_a_class_body(refusing):
+    namespace: dict = {}
+    exec(compile(MIXED, "m.py", "exec"), namespace)
+    body = next(c for c in module(MIXED).co_consts if getattr(c, "co_name", "") == "T")
+    text = decompile(body, partial=True)
+    assert text.startswith("class T:") and "def other(self):\n        return refused(1)" in text
+    assert "def method(self):\n        __class__\n        raise NotImplementedError(" in text
+
+
+def test_partial_refuses_what_stubs_do_not_help(monkeypatch):
+    """When the module's own code is refused, partial raises as the strict call does."""
+    import framescope.decompiler.api as api
+
+    def refuse(*args, **kwargs):
+        raise DecompilationError("module code refused", code_name="<module>")
+
+    monkeypatch.setattr(api, "module_tree", refuse)
+    with pytest.raises(DecompilationError, match="module code refused"):
+        decompile(module(MIXED), partial=True)
+
+
+def test_cli_prints_stubs_and_exits_partial(refusing, capsys):
+    from framescope.cli import PARTIAL, print_module
+
+    assert print_module(module(MIXED), 4) == PARTIAL
+    out = capsys.readouterr().out
+    assert "def fine(a, b=1):" in out and "# framescope: cannot decompile refused:" in out

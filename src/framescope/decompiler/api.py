@@ -3,10 +3,10 @@ import ast
 import functools
 import inspect
 from types import CodeType, FunctionType, MethodType
-from typing import Any, List, Optional, Tuple
+from typing import Any, List, Optional, Sequence, Tuple
 
 from framescope.decompiler.emit.cleanup import annotations_of, clean_body, strip_return_none
-from framescope.decompiler.function import TooLarge, body_of, function_def, guarded, lambda_expr, nested
+from framescope.decompiler.function import Build, TooLarge, body_of, function_def, guarded, lambda_expr, nested
 from framescope.decompiler.simulate.values import Function
 from framescope.decompiler.emit.literals import percent_format
 from framescope.decompiler.emit.unparse import NestedTooDeeply, unparse
@@ -20,9 +20,12 @@ SIMPLE_DEFAULTS = (int, float, complex, str, bytes, bool, type(None), type(Ellip
 MACHINE_MADE = "# framescope: machine-made bytecode"
 
 
-def decompile(obj: Any, *, indent: int = 4, verify: bool = True, machine: bool = True) -> str:
+def decompile(obj: Any, *, indent: int = 4, verify: bool = True, machine: bool = True,
+              partial: bool = False) -> str:
     """Source text for ``obj``; see `framescope.decompile`."""
     func, code = unwrap(obj)
+    if partial and not is_function_code(code):
+        return decompile_parts(code, indent=indent, verify=verify)[0]
     refuse_malformed(code)
     try:
         return guarded(decompile_code, code, func, indent, verify)
@@ -51,6 +54,34 @@ def refuse_malformed(code: CodeType) -> None:
         if why is not None:
             raise DecompilationError("malformed bytecode: %s" % why, code_name=current.co_name)
         pending += [const for const in current.co_consts if isinstance(const, CodeType)]
+
+
+def decompile_parts(code: CodeType, *, indent: int = 4, verify: bool = True) -> Tuple[str, List[Any]]:
+    """The source of module or class body code, and the functions in it written as stubs
+    (`partial.Refusal`: their code and why), none when the whole decompiles.
+
+    Raises the whole's DecompilationError when stubs do not help (the module's own code
+    is refused).
+    """
+    from framescope.decompiler.partial import partial_source
+
+    refuse_malformed(code)
+    try:
+        return guarded(decompile_code, code, None, indent, verify), []
+    except DecompilationError as refused:
+        if isinstance(refused, TooLarge):
+            raise
+        whole = refused
+    try:
+        source, stubbed = partial_source(code, indent, verify, module=not is_class_body(code))
+    except DecompilationError:
+        raise whole from None
+    except Exception as err:  # a gap in the decompiler must never look like a user error
+        raise DecompilationError("internal error (%s: %s)" % (type(err).__name__, err),
+                                 code_name=code.co_name) from err
+    if not stubbed:
+        raise whole
+    return source, stubbed
 
 
 def is_machine_candidate(code: CodeType) -> bool:
@@ -175,8 +206,8 @@ def is_class_body(code: CodeType) -> bool:
     return not is_function_code(code) and code.co_name.isidentifier()
 
 
-def module_tree(code: CodeType) -> ast.Module:
-    body = annotations_of(code, clean_body(strip_return_none(body_of(code))))
+def module_tree(code: CodeType, build: Optional[Build] = None) -> ast.Module:
+    body = annotations_of(code, clean_body(strip_return_none(body_of(code, build=build))))
     if body and isinstance(body[0], ast.Assign) and len(body[0].targets) == 1:
         target = body[0].targets[0]
         if isinstance(target, ast.Name) and target.id == "__doc__" and isinstance(body[0].value, ast.Constant):
@@ -199,6 +230,12 @@ def add_defaults(node: ast.stmt, func: FunctionType) -> None:
 
 def check(source: str, code: CodeType) -> None:
     """Recompile ``source`` and require bytecode equivalent to ``code``."""
+    recompiled_code(source, code)
+
+
+def recompiled_code(source: str, code: CodeType, stubbed: Sequence[CodeType] = ()) -> None:
+    """Recompile ``source`` and require bytecode equivalent to ``code``, the code objects in
+    ``stubbed`` (nested in ``code``) standing for any function of their name."""
     from framescope.decompiler.verify.equivalence import compare_code, recompile_function
 
     try:
@@ -211,9 +248,9 @@ def check(source: str, code: CodeType) -> None:
             recompiled = recompile_function(source, code)
     except SyntaxError as err:
         raise DecompilationError("produced invalid source (%s)" % err.msg, code_name=code.co_name) from None
-    difference = compare_code(code, recompiled)
+    difference = compare_code(code, recompiled, stubbed)
     if difference is not None:
         raise DecompilationError("recompiled code differs: %s" % difference, code_name=code.co_name)
 
 
-__all__: List[str] = ["decompile", "unwrap"]
+__all__: List[str] = ["decompile", "decompile_parts", "unwrap"]
