@@ -151,13 +151,16 @@ def module(source: str):
     ("f'''Not a docstring'''\nx = 1\n", "f'Not a docstring'\nx = 1\n", (3, 8)),
     ("x: int\ny: str = 'a'\nif y:\n    z: int = 1\n", None, (3, 8)),
     ("class C[T]:\n    pass\n\n\ntype A = list[int]\n", None, (3, 12)),
+    # Under the future import annotations are kept as text: they read back as expressions.
+    ("from __future__ import annotations\nx: list[int] = []\n\n\ndef f(a: int, *b: str) -> dict[str, int]:\n"
+     "    class C:\n        y: 'quoted'\n    return C\n", None, (3, 8)),
 ])
 def test_module_code(source, expected, since):
     import sys
 
     if sys.version_info < since:
         pytest.skip("needs Python %d.%d" % since)
-    if "x: int" in source and sys.version_info >= (3, 14):
+    if ("x: int" in source or "x: list" in source) and sys.version_info >= (3, 14):
         pytest.skip("3.14 module annotations (__conditional_annotations__) are not decompiled yet")
     if expected is not None and sys.version_info >= (3, 12):
         expected = "x = 1\n"
@@ -261,3 +264,25 @@ def test_cli_prints_stubs_and_exits_partial(refusing, capsys):
     assert print_module(module(MIXED), 4) == PARTIAL
     out = capsys.readouterr().out
     assert "def fine(a, b=1):" in out and "# framescope: cannot decompile refused:" in out
+
+
+def test_partial_stubs_a_function_that_differs_only_in_the_whole(monkeypatch):
+    """A function whose own check passes but that differs in the recompiled module is a stub too."""
+    import ast as ast_module
+
+    from framescope.decompiler import function, partial
+
+    real = function.function_def
+
+    def wrong_fine(code, func=None, name=None):
+        node = real(code, func, name)
+        if code.co_name == "fine":
+            node.body = [ast_module.Return(value=ast_module.Constant(value=0))]
+        return node
+
+    monkeypatch.setattr(function, "function_def", wrong_fine)
+    monkeypatch.setattr(partial, "check_alone", lambda node, code, indent: None)
+    text = decompile(module(MIXED), partial=True)
+    assert "# framescope: cannot decompile fine: recompiled code differs: <module>.fine: " in text
+    assert "def fine(a, b=1):\n    raise NotImplementedError(" in text
+    assert "def other(self):\n        return refused(1)" in text

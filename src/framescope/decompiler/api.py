@@ -236,21 +236,26 @@ def check(source: str, code: CodeType) -> None:
 def recompiled_code(source: str, code: CodeType, stubbed: Sequence[CodeType] = ()) -> None:
     """Recompile ``source`` and require bytecode equivalent to ``code``, the code objects in
     ``stubbed`` (nested in ``code``) standing for any function of their name."""
-    from framescope.decompiler.verify.equivalence import compare_code, recompile_function
+    difference = first_difference(source, code, stubbed)
+    if difference is not None:
+        raise DecompilationError("recompiled code differs: %s" % difference.message, code_name=code.co_name)
 
+
+def first_difference(source: str, code: CodeType, stubbed: Sequence[CodeType] = ()) -> Any:
+    """The first `equivalence.Difference` between ``code`` and ``source`` recompiled, or None."""
+    from framescope.decompiler.verify.equivalence import find_difference, future_flags, recompile_function
+
+    flags = future_flags(code)
     try:
         if is_class_body(code):
-            module = compile(source, code.co_filename, "exec")
+            module = compile(source, code.co_filename, "exec", flags=flags, dont_inherit=True)
             recompiled = next(c for c in module.co_consts if isinstance(c, CodeType) and c.co_name == code.co_name)
         elif code.co_name == "<module>" or not is_function_code(code):
-            recompiled = compile(source, code.co_filename, "exec")
+            recompiled = compile(source, code.co_filename, "exec", flags=flags, dont_inherit=True)
         else:
             recompiled = recompile_function(source, code)
     except SyntaxError as err:
         raise DecompilationError("produced invalid source (%s)" % err.msg, code_name=code.co_name) from None
-    difference = compare_code(code, recompiled, stubbed)
-    if difference is not None:
-        raise DecompilationError("recompiled code differs: %s" % difference, code_name=code.co_name)
-
+    return find_difference(code, recompiled, stubbed)
 
 __all__: List[str] = ["decompile", "decompile_parts", "unwrap"]

@@ -10,7 +10,9 @@ import inspect
 from types import CodeType
 from typing import Any, Callable, Dict, List, Optional
 
-from framescope.decompiler.emit.annotations import CLASS_ANNOTATE, ClassAnnotations, annotate_items
+from framescope.decompiler.emit.annotations import (
+    CLASS_ANNOTATE, ClassAnnotations, annotate_items, written_annotations,
+)
 from framescope.decompiler.emit.cleanup import clean_body, comprehension, function_body, class_body
 from framescope.decompiler.emit.unparse import NestedTooDeeply
 from framescope.decompiler.frontend.instructions import Instr
@@ -117,6 +119,7 @@ def def_header(code: CodeType, func: Optional[v.Function] = None, name: Optional
         if func.annotate is not None:  # 3.14+: a function returns them
             annotations = dict(annotate_items(body_of(func.annotate.code)))
         decorators = [d for d in func.decorators]
+        annotations = written_annotations(code, annotations)
     args = arguments(code, defaults, kwdefaults, annotations)
     is_async = bool(code.co_flags & (inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR))
     node_type = ast.AsyncFunctionDef if is_async else ast.FunctionDef

@@ -4,7 +4,8 @@
 method of its classes, is decompiled and checked on its own; one that fails is written as a
 stub of the same signature that raises ``NotImplementedError``, with the reason and its
 disassembly in a comment above it. The rest of the module is then checked as a whole,
-the stubs standing for the functions they replace.
+the stubs standing for the functions they replace; a function that passed its own check
+but differs there is made a stub too, and the module rebuilt.
 """
 import ast
 import dis
@@ -35,8 +36,10 @@ class Refusal(NamedTuple):
 class Stubs:
     """Builds the definitions of one module or class body, a stub for each it cannot decompile."""
 
-    def __init__(self, indent: int) -> None:
+    def __init__(self, indent: int, forced: Optional[List[Refusal]] = None) -> None:
         self.indent = indent
+        #: Functions to stub whatever their own check says (they differ in the whole).
+        self.forced = forced or []
         self.refused: List[Refusal] = []
         #: The classes whose bodies are being built, outermost first.
         self.classes: List[str] = []
@@ -51,6 +54,9 @@ class Stubs:
                 self.classes.pop()
         if not is_function_definition(func, target):
             return nested(func, target, iterator)
+        forced = next((refusal for refusal in self.forced if refusal.code == func.code), None)
+        if forced is not None:
+            return self.stub(func, forced.reason)
         try:
             node = nested(func, target, iterator)
             check_alone(node, func.code, self.indent)
@@ -105,16 +111,41 @@ def partial_tree(code: CodeType, stubs: Stubs, module: bool) -> ast.Module:
     return ast.Module(body=[node], type_ignores=[])
 
 
+#: How many times a module is rebuilt with one more stub, for functions that pass their
+#: own check but differ in the whole (the compiler lays some code out by line numbers).
+MAX_REBUILDS = 8
+
+
 def partial_source(code: CodeType, indent: int, verify: bool, module: bool) -> Tuple[str, List[Refusal]]:
     """The source of a module (or class body) code object, the functions refused as stubs,
     and the refusals; DecompilationError when the rest cannot be decompiled."""
-    from framescope.decompiler.api import layout, recompiled_code
+    from framescope.decompiler.api import first_difference, layout
 
-    stubs = Stubs(indent)
-    text = layout(partial_tree(code, stubs, module), indent)
-    if verify:
-        recompiled_code(text, code, [refusal.code for refusal in stubs.refused])
-    return with_comments(text, stubs), stubs.refused
+    forced: List[Refusal] = []
+    while True:
+        stubs = Stubs(indent, forced)
+        text = layout(partial_tree(code, stubs, module), indent)
+        difference = first_difference(text, code, [r.code for r in stubs.refused]) if verify else None
+        if difference is None:
+            return with_comments(text, stubs), stubs.refused
+        culprit = defined_function(code, difference.where)
+        if culprit is None or len(forced) == MAX_REBUILDS or any(r.code == culprit.code for r in forced):
+            raise DecompilationError("recompiled code differs: %s" % difference.message, code_name=code.co_name)
+        forced.append(culprit._replace(reason="recompiled code differs: %s" % difference.message))
+
+
+def defined_function(code: CodeType, where: str) -> Optional[Refusal]:
+    """The function defined in ``code`` or in its classes (a stub can stand for it) that holds
+    the code object at the dotted path ``where`` (`equivalence.Difference.where`), with its
+    qualified name."""
+    names = where.split(".")[1:]
+    for depth, name in enumerate(names):
+        code = next((c for c in code.co_consts if isinstance(c, CodeType) and c.co_name == name), None)
+        if code is None or not name.isidentifier():
+            return None
+        if code.co_flags & inspect.CO_NEWLOCALS:
+            return Refusal(code, ".".join(names[:depth + 1]), "")
+    return None
 
 
 def with_comments(text: str, stubs: Stubs) -> str:

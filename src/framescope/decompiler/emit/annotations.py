@@ -7,8 +7,10 @@ body: an ``__annotate__`` function returns them (``if format > 2: raise
 NotImplementedError`` then the dict), stored as the class's ``__annotate_func__`` or a
 function's ``__annotate__``.
 """
+import __future__
 import ast
-from typing import List, Optional, Tuple
+from types import CodeType
+from typing import Dict, List, Optional, Tuple
 
 from framescope.errors import DecompilationError
 
@@ -17,6 +19,29 @@ CLASS_ANNOTATE = "__annotate_func__"
 
 #: (name, annotation) in source order.
 Annotations = List[Tuple[str, ast.expr]]
+
+
+def stringified(code: CodeType) -> bool:
+    """Whether ``from __future__ import annotations`` is in force: annotations are kept as
+    the text of their expressions."""
+    return bool(code.co_flags & __future__.annotations.compiler_flag)
+
+
+def as_written(annotation: ast.expr) -> ast.expr:
+    """The expression a stringified annotation holds the text of (itself when none)."""
+    if not (isinstance(annotation, ast.Constant) and isinstance(annotation.value, str)):
+        return annotation
+    try:
+        return ast.parse(annotation.value, mode="eval").body
+    except (SyntaxError, ValueError):
+        return annotation
+
+
+def written_annotations(code: CodeType, annotations: Dict[str, ast.expr]) -> Dict[str, ast.expr]:
+    """A function's annotations as the source wrote them."""
+    if not stringified(code):
+        return annotations
+    return {key: as_written(value) for key, value in annotations.items()}
 
 
 class ClassAnnotations(ast.stmt):
@@ -28,18 +53,19 @@ class ClassAnnotations(ast.stmt):
 
 # --------------------------------------------------------------------------- up to 3.13
 
-def stored_annotations(body: List[ast.stmt]) -> List[ast.stmt]:
+def stored_annotations(body: List[ast.stmt], strings: bool = False) -> List[ast.stmt]:
     """``x: int`` for each ``__annotations__['x'] = int``, with the assignment just before
-    it when that stores ``x`` (``x: int = 0``); recursively in compound statements."""
+    it when that stores ``x`` (``x: int = 0``); recursively in compound statements.
+    ``strings``: the annotations are stringified (see `stringified`)."""
     out: List[ast.stmt] = []
     for stmt in body:
         for field in ("body", "orelse", "finalbody"):
             inner = getattr(stmt, field, None)
             if isinstance(inner, list) and inner and not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef,
                                                                            ast.ClassDef)):
-                setattr(stmt, field, stored_annotations(inner))
+                setattr(stmt, field, stored_annotations(inner, strings))
         for clause in list(getattr(stmt, "handlers", ())) + list(getattr(stmt, "cases", ())):
-            clause.body = stored_annotations(clause.body)
+            clause.body = stored_annotations(clause.body, strings)
         key = annotation_key(stmt)
         if key is None:
             out.append(stmt)
@@ -47,7 +73,8 @@ def stored_annotations(body: List[ast.stmt]) -> List[ast.stmt]:
         value = None
         if out and assigned_name(out[-1]) == key:
             value = out.pop().value  # type: ignore[attr-defined]
-        out.append(annotated(key, stmt.value, value))  # type: ignore[attr-defined]
+        annotation = as_written(stmt.value) if strings else stmt.value  # type: ignore[attr-defined]
+        out.append(annotated(key, annotation, value))
     return out
 
 
@@ -122,7 +149,7 @@ def stored_key(stmt: ast.stmt, returned: ast.Dict) -> Optional[str]:
     return key.value if key.value.isidentifier() else None
 
 
-def class_annotations(body: List[ast.stmt]) -> List[ast.stmt]:
+def class_annotations(body: List[ast.stmt], strings: bool = False) -> List[ast.stmt]:
     """Put a 3.14 class body's annotations back as annotated assignments.
 
     Where an annotation with no value stood does not show in the bytecode; each one
@@ -139,6 +166,7 @@ def class_annotations(body: List[ast.stmt]) -> List[ast.stmt]:
     out: List[ast.stmt] = []
     position = 0
     for key, annotation in items:
+        annotation = as_written(annotation) if strings else annotation
         match = next((i for i in range(position, len(rest)) if assigned_name(rest[i]) == key), None)
         if match is None:
             out.append(annotated(key, annotation, None))

@@ -11,7 +11,7 @@ import inspect
 from types import CodeType
 from typing import List
 
-from framescope.decompiler.emit.annotations import class_annotations, stored_annotations
+from framescope.decompiler.emit.annotations import class_annotations, stored_annotations, stringified
 from framescope.decompiler.frontend import versions
 from framescope.decompiler.frontend.opcodes import sets_up_annotations
 from framescope.decompiler.simulate import marks
@@ -211,9 +211,10 @@ def class_body(code: CodeType, body: List[ast.stmt]) -> List[ast.stmt]:
 
 def annotations_of(code: CodeType, body: List[ast.stmt]) -> List[ast.stmt]:
     """A class or module body with its annotated assignments put back."""
+    strings = stringified(code)
     if sets_up_annotations(code):
-        body = stored_annotations(body)
-    return class_annotations(body)
+        body = stored_annotations(body, strings)
+    return class_annotations(body, strings)
 
 
 def comprehension(code: CodeType, body: List[ast.stmt], iterable: ast.expr) -> ast.expr:

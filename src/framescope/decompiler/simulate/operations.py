@@ -531,7 +531,8 @@ def call_keywords(kwargs: ast.expr, args: List[ast.expr]) -> List[ast.keyword]:
     unpacked = None in kwargs.keys or any(isinstance(a, ast.Starred) for a in args)
     if not unpacked or not all(k is None or is_keyword_name(k) for k in kwargs.keys):
         return [ast.keyword(arg=None, value=kwargs)]
-    keywords = [ast.keyword(arg=None if k is None else k.value, value=val) for k, val in zip(kwargs.keys, kwargs.values)]
+    keywords = [ast.keyword(arg=None if k is None else k.value, value=val)
+                for k, val in zip(kwargs.keys, kwargs.values)]
     if versions.KEYWORDS_MERGED_ONE_BY_ONE:
         keywords = merged_keywords(keywords)
     return keywords

@@ -32,7 +32,7 @@ from typing import Collection, Dict, Optional, Tuple
 from framescope.decompiler.frontend import versions
 from framescope.decompiler.verify.nodes import CANNOT_RAISE, END, NodeGraph
 
-__all__ = ["Difference", "compare_code", "equivalent", "find_difference", "recompile_function"]
+__all__ = ["Difference", "compare_code", "equivalent", "find_difference", "future_flags", "recompile_function"]
 
 # co_flags that change what calling the function does; NOFREE, OPTIMIZED,
 # NEWLOCALS and the future-import bits are bookkeeping.
@@ -56,6 +56,11 @@ _FUTURE_FLAGS = 0
 for _name in __future__.all_feature_names:
     _FUTURE_FLAGS |= getattr(__future__, _name).compiler_flag
 _FUTURE_FLAGS &= ~_CO_NESTED  # nested_scopes shares the bit with CO_NESTED and is a no-op
+
+
+def future_flags(code: CodeType) -> int:
+    """The future imports in force for ``code``: the flags to recompile its source with."""
+    return code.co_flags & _FUTURE_FLAGS
 
 @dataclass(frozen=True)
 class Difference:
@@ -315,7 +320,7 @@ def recompile_function(source: str, code: CodeType) -> CodeType:
         binds = "".join("    %s = None\n" % name for name in free)
         text = "def __framescope_outer__():\n" + binds + _reindent(text, 0, "    ")
         path.append("__framescope_outer__")
-    module = compile(text, "<decompiled>", "exec", flags=code.co_flags & _FUTURE_FLAGS, dont_inherit=True)
+    module = compile(text, "<decompiled>", "exec", flags=future_flags(code), dont_inherit=True)
     found = module
     for name in list(reversed(path)) + [code.co_name]:
         found = _child(found, name)  # type: ignore[assignment]
