@@ -10,7 +10,8 @@ __all__ = ["DecompilationError", "UnsupportedTorchError", "__version__", "debug"
            "summary"]
 
 
-def decompile(obj: object, *, indent: int = 4, verify: bool = True, machine: bool = True) -> str:
+def decompile(obj: object, *, indent: int = 4, verify: bool = True, machine: bool = True,
+              partial: bool = False) -> str:
     """Return Python source for a function, method, code object or module code object.
 
     The source is recompiled and compared with ``obj``'s bytecode; ``TypeError`` is raised
@@ -19,10 +20,16 @@ def decompile(obj: object, *, indent: int = 4, verify: bool = True, machine: boo
     has no equivalent source: for a function's code, framescope's machine-code decompiler
     then answers (unless ``machine=False``), correct by construction, and the first line of
     the text says so. ``DecompilationError`` is raised when neither can.
+
+    ``partial=True`` (for module and class body code) returns source even when some of the
+    functions defined in it cannot be decompiled: each of those is a stub with the same
+    signature that raises ``NotImplementedError``, the reason and its disassembly in a
+    comment above it; the rest is checked as usual. ``DecompilationError`` is still raised
+    when the module's own code cannot be decompiled.
     """
     from framescope.decompiler.api import decompile as _decompile
 
-    return _decompile(obj, indent=indent, verify=verify, machine=machine)
+    return _decompile(obj, indent=indent, verify=verify, machine=machine, partial=partial)
 
 
 def __getattr__(name: str) -> object:

@@ -252,19 +252,22 @@ def importable_from_current_folder() -> None:
 
 
 def print_module(code: CodeType, indent: int) -> int:
-    """The whole module; if that fails, each function on its own, failures as comments."""
-    from framescope.decompiler.api import decompile
+    """The whole module, a function that cannot be decompiled as a stub with the reason in a
+    comment (see ``decompile(partial=True)``); if the module's own code cannot be, each
+    function and class on its own, failures as comments."""
+    from framescope.decompiler.api import decompile, decompile_parts
 
     try:
-        print(decompile(code, indent=indent))
-        return OK
+        source, stubbed = decompile_parts(code, indent=indent)
+        print(source)
+        return PARTIAL if stubbed else OK
     except DecompilationError as err:
         module_error = err
     pieces = ["# framescope: the module as a whole could not be decompiled: %s" % module_error]
     for child in code.co_consts:
         if isinstance(child, CodeType) and child.co_name.isidentifier():  # functions and classes
             try:
-                pieces.append(decompile(child, indent=indent))
+                pieces.append(decompile(child, indent=indent, partial=True))
             except DecompilationError as err:
                 pieces.append("# framescope: cannot decompile %s: %s" % (child.co_name, err))
     print("\n\n\n".join(pieces))  # PEP 8's two blank lines, as between definitions

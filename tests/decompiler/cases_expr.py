@@ -55,4 +55,31 @@ CASES: List[Case] = [
          "                break\n            if attr > 'm':\n                break\n        else:\n"
          "            return 'missing'\n    return True",
          ["(['a'], [{'a': 1}])", "(['a'], [{'a': None}])", "(['a', 'b'], [{'a': 1}])", "(['z'], [{}])"]),
+    # Chained assignment with tuple targets: one value, unpacked for each in turn.
+    Case("expr_chained_tuple_targets",
+         "def f():\n    abc = a, b, c = x, y, z = xyz = 1, 2, (3, 4)\n    return abc, a, b, c, x, y, z, xyz"),
+    Case("expr_chained_nested_tuple_targets",
+         "def f(v):\n    (b, c) = (d, e) = a = v\n    g = (h, i) = j = (k, l) = v\n    return a, b, c, d, e, g, h, i, j, k, l",
+         ["((1, 2),)"]),
+    # A dict literal unpacked into a call: its keys need not be keyword names.
+    Case("expr_call_unpacked_dict_literal",
+         "def g(*a, **k):\n    return a, sorted(k.items())\n"
+         "def f(name, x):\n    return (g(1, **{'2': 2}), g(**{'\"': 'quote'}), g(**{name: x}), g(*name, **{'a': 1}), g(*name, a=1),"
+         " g(**{'a': 1}, **{'b': 2}), g(x, **{'if': 1}))",
+         ["('n', 3)"]),
+    Case("expr_call_bytes_key_dict", "def f():\n    return str('x', **{b'foo': 1})"),
+    # An f-string without fields is no docstring (the compiler keeps its value).
+    Case("expr_fstring_first_statement",
+         "def f(a):\n    f\'\'\'Not a docstring\'\'\'\n    f'{a}'\n    return f.__doc__, a", ["(1,)"]),
+    # A guard that is always false drops the case's body; one always true leaves no test.
+    Case("expr_match_constant_guards",
+         "def f(p):\n    match p:\n        case 0 if False:\n            x = 1\n        case 0 if True:\n            x = 2\n"
+         "        case _:\n            x = 3\n    return x", ["(0,)", "(1,)"], since=(3, 10)),
+    Case("expr_match_false_guard_then_more",
+         "def f():\n    match 0:\n        case 0 if False:\n            x = 1\n        case 0 if True:\n            x = 2\n"
+         "    return x", since=(3, 10)),
+    # ``import a.b.c as d`` takes each attribute in turn.
+    Case("expr_import_dotted_as",
+         "def f():\n    import os.path as p\n    import xml.etree.ElementTree as ET\n    import xml.dom.minidom as m, json as j\n"
+         "    return p.sep, ET.__name__, m.__name__, j.__name__"),
 ]

@@ -138,3 +138,151 @@ def test_set_displays_read_the_same_under_every_hash_seed():
                               universal_newlines=True, check=True)
         texts.add(done.stdout)
     assert len(texts) == 1, texts
+
+
+def module(source: str):
+    return compile(textwrap.dedent(source), "m.py", "exec")
+
+
+@pytest.mark.parametrize("source, expected, since", [
+    ("import a.b.c as d\nimport x.y.z as w\n", None, (3, 8)),
+    ("from m import *\nfrom .. import *\n", None, (3, 8)),
+    # Up to 3.11 an f-string statement is compiled (3.12+ drops it): it is not the docstring.
+    ("f'''Not a docstring'''\nx = 1\n", "f'Not a docstring'\nx = 1\n", (3, 8)),
+    ("x: int\ny: str = 'a'\nif y:\n    z: int = 1\n", None, (3, 8)),
+    ("class C[T]:\n    pass\n\n\ntype A = list[int]\n", None, (3, 12)),
+    # Under the future import annotations are kept as text: they read back as expressions.
+    ("from __future__ import annotations\nx: list[int] = []\n\n\ndef f(a: int, *b: str) -> dict[str, int]:\n"
+     "    class C:\n        y: 'quoted'\n    return C\n", None, (3, 8)),
+])
+def test_module_code(source, expected, since):
+    import sys
+
+    if sys.version_info < since:
+        pytest.skip("needs Python %d.%d" % since)
+    if ("x: int" in source or "x: list" in source) and sys.version_info >= (3, 14):
+        pytest.skip("3.14 module annotations (__conditional_annotations__) are not decompiled yet")
+    if expected is not None and sys.version_info >= (3, 12):
+        expected = "x = 1\n"
+    text = decompile(module(source), machine=False)  # checked: recompiles to the same bytecode
+    assert text.strip() == (expected or source).strip()
+
+
+MIXED = '''\
+import os
+
+
+def fine(a, b=1):
+    return a + b
+
+
+def keep(func):
+    return func
+
+
+@keep
+def refused(x, *args, k=2, **kw):
+    return os.sep * x
+
+
+class T:
+    """Doc."""
+
+    def method(self):
+        return super().method()
+
+    def other(self):
+        return refused(1)
+
+
+X = fine(1)'''
+
+
+@pytest.fixture
+def refusing(monkeypatch):
+    """Make the source decompiler refuse the functions named ``refused`` and ``method``."""
+    from framescope.decompiler import function
+
+    real = function.function_def
+
+    def refuse_some(code, func=None, name=None):
+        if code.co_name in ("refused", "method"):
+            raise DecompilationError("pretend this cannot be read", code_name=code.co_name)
+        return real(code, func, name)
+
+    monkeypatch.setattr(function, "function_def", refuse_some)
+
+
+def test_partial_writes_stubs_for_refused_functions(refusing):
+    code = module(MIXED)
+    with pytest.raises(DecompilationError):
+        decompile(code)  # strict by default
+    text = decompile(code, partial=True)
+    assert "def fine(a, b=1):\n    return a + b" in text and "X = fine(1)" in text
+    assert "# framescope: cannot decompile refused: pretend this cannot be read\n" in text
+    # The comment goes above the decorators, and holds the function's disassembly.
+    comment = text[text.index("# framescope: cannot decompile refused"):text.index("@keep")]
+    assert "RETURN_VALUE" in comment and all(line.startswith("#") for line in comment.splitlines())
+    assert "def refused(x, *args, k=2, **kw):\n    raise NotImplementedError(" in text
+    assert "    # framescope: cannot decompile T.method: " in text and "    def other(self):\n" in text
+    namespace: dict = {}
+    exec(compile(text, "m.py", "exec"), namespace)
+    assert namespace["fine"](2) == 3
+    with pytest.raises(NotImplementedError, match="pretend this cannot be read"):
+        namespace["T"]().other()
+
+
+def test_partial_is_the_whole_source_when_nothing_is_refused():
+    code = module(MIXED)
+    assert decompile(code, partial=True) == decompile(code)
+
+
+def test_partial_of_a_class_body(refusing):
+    namespace: dict = {}
+    exec(compile(MIXED, "m.py", "exec"), namespace)
+    body = next(c for c in module(MIXED).co_consts if getattr(c, "co_name", "") == "T")
+    text = decompile(body, partial=True)
+    assert text.startswith("class T:") and "def other(self):\n        return refused(1)" in text
+    assert "def method(self):\n        __class__\n        raise NotImplementedError(" in text
+
+
+def test_partial_refuses_what_stubs_do_not_help(monkeypatch):
+    """When the module's own code is refused, partial raises as the strict call does."""
+    import framescope.decompiler.api as api
+
+    def refuse(*args, **kwargs):
+        raise DecompilationError("module code refused", code_name="<module>")
+
+    monkeypatch.setattr(api, "module_tree", refuse)
+    with pytest.raises(DecompilationError, match="module code refused"):
+        decompile(module(MIXED), partial=True)
+
+
+def test_cli_prints_stubs_and_exits_partial(refusing, capsys):
+    from framescope.cli import PARTIAL, print_module
+
+    assert print_module(module(MIXED), 4) == PARTIAL
+    out = capsys.readouterr().out
+    assert "def fine(a, b=1):" in out and "# framescope: cannot decompile refused:" in out
+
+
+def test_partial_stubs_a_function_that_differs_only_in_the_whole(monkeypatch):
+    """A function whose own check passes but that differs in the recompiled module is a stub too."""
+    import ast as ast_module
+
+    from framescope.decompiler import function, partial
+
+    real = function.function_def
+
+    def wrong_fine(code, func=None, name=None):
+        node = real(code, func, name)
+        if code.co_name == "fine":
+            node.body = [ast_module.Return(value=ast_module.Constant(value=0))]
+        return node
+
+    monkeypatch.setattr(function, "function_def", wrong_fine)
+    monkeypatch.setattr(partial, "check_alone", lambda node, code, indent: None)
+    text = decompile(module(MIXED), partial=True)
+    assert "# framescope: cannot decompile fine: recompiled code differs: <module>.fine: " in text
+    assert "def fine(a, b=1):\n    raise NotImplementedError(" in text
+    assert "def other(self):\n        return refused(1)" in text

@@ -11,6 +11,7 @@ PY = sys.version_info[:2]
 #: Cases the decompiler does not handle yet on some versions: name → (versions, reason).
 KNOWN_FAILURES = {
     "py314_try_finally_around_while_true": ({(3, 14)}, "3.14: a break out of while True inside try/finally is read as a return"),
+    "class_conditional_annotation": ({(3, 14)}, "3.14: annotations under a condition (__conditional_annotations__)"),
 }
 
 

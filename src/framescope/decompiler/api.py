@@ -3,10 +3,10 @@ import ast
 import functools
 import inspect
 from types import CodeType, FunctionType, MethodType
-from typing import Any, List, Optional, Tuple
+from typing import Any, List, Optional, Sequence, Tuple
 
-from framescope.decompiler.emit.cleanup import clean_body, strip_return_none
-from framescope.decompiler.function import TooLarge, body_of, function_def, guarded, lambda_expr, nested
+from framescope.decompiler.emit.cleanup import annotations_of, clean_body, strip_return_none
+from framescope.decompiler.function import Build, TooLarge, body_of, function_def, guarded, lambda_expr, nested
 from framescope.decompiler.simulate.values import Function
 from framescope.decompiler.emit.defaults import function_defaults
 from framescope.decompiler.emit.literals import percent_format
@@ -17,9 +17,12 @@ from framescope.errors import DecompilationError
 MACHINE_MADE = "# framescope: machine-made bytecode"
 
 
-def decompile(obj: Any, *, indent: int = 4, verify: bool = True, machine: bool = True) -> str:
+def decompile(obj: Any, *, indent: int = 4, verify: bool = True, machine: bool = True,
+              partial: bool = False) -> str:
     """Source text for ``obj``; see `framescope.decompile`."""
     func, code = unwrap(obj)
+    if partial and not is_function_code(code):
+        return decompile_parts(code, indent=indent, verify=verify)[0]
     refuse_malformed(code)
     try:
         return guarded(decompile_code, code, func, indent, verify)
@@ -48,6 +51,34 @@ def refuse_malformed(code: CodeType) -> None:
         if why is not None:
             raise DecompilationError("malformed bytecode: %s" % why, code_name=current.co_name)
         pending += [const for const in current.co_consts if isinstance(const, CodeType)]
+
+
+def decompile_parts(code: CodeType, *, indent: int = 4, verify: bool = True) -> Tuple[str, List[Any]]:
+    """The source of module or class body code, and the functions in it written as stubs
+    (`partial.Refusal`: their code and why), none when the whole decompiles.
+
+    Raises the whole's DecompilationError when stubs do not help (the module's own code
+    is refused).
+    """
+    from framescope.decompiler.partial import partial_source
+
+    refuse_malformed(code)
+    try:
+        return guarded(decompile_code, code, None, indent, verify), []
+    except DecompilationError as refused:
+        if isinstance(refused, TooLarge):
+            raise
+        whole = refused
+    try:
+        source, stubbed = partial_source(code, indent, verify, module=not is_class_body(code))
+    except DecompilationError:
+        raise whole from None
+    except Exception as err:  # a gap in the decompiler must never look like a user error
+        raise DecompilationError("internal error (%s: %s)" % (type(err).__name__, err),
+                                 code_name=code.co_name) from err
+    if not stubbed:
+        raise whole
+    return source, stubbed
 
 
 def is_machine_candidate(code: CodeType) -> bool:
@@ -165,8 +196,8 @@ def is_class_body(code: CodeType) -> bool:
     return not is_function_code(code) and code.co_name.isidentifier()
 
 
-def module_tree(code: CodeType) -> ast.Module:
-    body = clean_body(strip_return_none(body_of(code)))
+def module_tree(code: CodeType, build: Optional[Build] = None) -> ast.Module:
+    body = annotations_of(code, clean_body(strip_return_none(body_of(code, build=build))))
     if body and isinstance(body[0], ast.Assign) and len(body[0].targets) == 1:
         target = body[0].targets[0]
         if isinstance(target, ast.Name) and target.id == "__doc__" and isinstance(body[0].value, ast.Constant):
@@ -185,21 +216,32 @@ def add_defaults(args: ast.arguments, func: FunctionType) -> List[str]:
 
 def check(source: str, code: CodeType) -> None:
     """Recompile ``source`` and require bytecode equivalent to ``code``."""
-    from framescope.decompiler.verify.equivalence import compare_code, recompile_function
+    recompiled_code(source, code)
 
+
+def recompiled_code(source: str, code: CodeType, stubbed: Sequence[CodeType] = ()) -> None:
+    """Recompile ``source`` and require bytecode equivalent to ``code``, the code objects in
+    ``stubbed`` (nested in ``code``) standing for any function of their name."""
+    difference = first_difference(source, code, stubbed)
+    if difference is not None:
+        raise DecompilationError("recompiled code differs: %s" % difference.message, code_name=code.co_name)
+
+
+def first_difference(source: str, code: CodeType, stubbed: Sequence[CodeType] = ()) -> Any:
+    """The first `equivalence.Difference` between ``code`` and ``source`` recompiled, or None."""
+    from framescope.decompiler.verify.equivalence import find_difference, future_flags, recompile_function
+
+    flags = future_flags(code)
     try:
         if is_class_body(code):
-            module = compile(source, code.co_filename, "exec")
+            module = compile(source, code.co_filename, "exec", flags=flags, dont_inherit=True)
             recompiled = next(c for c in module.co_consts if isinstance(c, CodeType) and c.co_name == code.co_name)
         elif code.co_name == "<module>" or not is_function_code(code):
-            recompiled = compile(source, code.co_filename, "exec")
+            recompiled = compile(source, code.co_filename, "exec", flags=flags, dont_inherit=True)
         else:
             recompiled = recompile_function(source, code)
     except SyntaxError as err:
         raise DecompilationError("produced invalid source (%s)" % err.msg, code_name=code.co_name) from None
-    difference = compare_code(code, recompiled)
-    if difference is not None:
-        raise DecompilationError("recompiled code differs: %s" % difference, code_name=code.co_name)
+    return find_difference(code, recompiled, stubbed)
 
-
-__all__: List[str] = ["decompile", "unwrap"]
+__all__: List[str] = ["decompile", "decompile_parts", "unwrap"]

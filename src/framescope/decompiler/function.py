@@ -10,12 +10,16 @@ import inspect
 from types import CodeType
 from typing import Any, Callable, Dict, List, Optional
 
+from framescope.decompiler.emit.annotations import (
+    CLASS_ANNOTATE, ClassAnnotations, annotate_items, written_annotations,
+)
 from framescope.decompiler.emit.cleanup import clean_body, comprehension, function_body, class_body
 from framescope.decompiler.emit.unparse import NestedTooDeeply
 from framescope.decompiler.frontend.instructions import Instr
 from framescope.decompiler.frontend.opcodes import (
     canonical_instructions, docstring, jumps_and_loops, used_locals,
 )
+from framescope.decompiler.generic import generic_definition, lazy_value
 from framescope.decompiler.graph.cfg import CFG
 from framescope.decompiler.graph.normalize import normalize
 from framescope.decompiler.simulate import marks
@@ -27,20 +31,27 @@ from framescope.decompiler.structure.statements import Structurer
 from framescope.errors import DecompilationError
 
 
-def body_of(code: CodeType, state: Optional[State] = None) -> List[ast.stmt]:
+#: Builds what a nested code object stands for: `nested`, or a stand-in of the same
+#: signature (`partial.Stubs.build` stubs the definitions it cannot decompile).
+Build = Callable[..., Any]
+
+
+def body_of(code: CodeType, state: Optional[State] = None, build: Optional[Build] = None) -> List[ast.stmt]:
     """The raw statements of ``code``'s body (before clean-up)."""
     refuse_unbounded(code)
-    return statements(code, canonical_instructions(code), state)
+    return statements(code, canonical_instructions(code), state, build)
 
 
-def statements(code: CodeType, instrs: List[Instr], state: Optional[State] = None) -> List[ast.stmt]:
+def statements(code: CodeType, instrs: List[Instr], state: Optional[State] = None,
+               build: Optional[Build] = None) -> List[ast.stmt]:
     """The raw statements of ``code``'s body from its canonical instructions (see
     refuse_unbounded, which comes first: decoding a huge function takes long already)."""
     if not instrs:
         return []
     cfg = CFG(instrs)
     normalize(cfg)
-    sim = Simulator(code, lambda func, target=None, iterator=None: nested(func, target, iterator))
+    make = build or nested
+    sim = Simulator(code, lambda func, target=None, iterator=None: make(func, target, iterator))
     return Structurer(code, cfg, sim).body(state)
 
 
@@ -83,6 +94,20 @@ def refuse_unbounded(code: CodeType) -> None:
 
 def function_def(code: CodeType, func: Optional[v.Function] = None, name: Optional[str] = None) -> ast.stmt:
     """A complete ``def``/``async def`` statement for a function's code object."""
+    node = def_header(code, func, name)
+    refuse_unbounded(code)
+    instrs = canonical_instructions(code)
+    body = declarations(code, instrs) + function_body(code, statements(code, instrs)) + dead_locals(code)
+    doc = docstring(code)
+    if doc is not None:
+        body.insert(0, ast.Expr(value=ast.Constant(value=doc)))
+    node.body = body or [ast.Pass()]
+    return node
+
+
+def def_header(code: CodeType, func: Optional[v.Function] = None, name: Optional[str] = None) -> ast.stmt:
+    """A ``def``/``async def`` statement for a function's code object, its body empty: the
+    name, signature, decorators and type parameters."""
     defaults: List[ast.expr] = []
     kwdefaults: Dict[str, ast.expr] = {}
     annotations: Dict[str, ast.expr] = {}
@@ -91,22 +116,17 @@ def function_def(code: CodeType, func: Optional[v.Function] = None, name: Option
         defaults = tuple_items(func.defaults)
         kwdefaults = dict_items(func.kwdefaults)
         annotations = annotation_items(func.annotations)
+        if func.annotate is not None:  # 3.14+: a function returns them
+            annotations = dict(annotate_items(body_of(func.annotate.code)))
         decorators = [d for d in func.decorators]
+        annotations = written_annotations(code, annotations)
     args = arguments(code, defaults, kwdefaults, annotations)
-    refuse_unbounded(code)
-    instrs = canonical_instructions(code)
-    body = declarations(code, instrs) + function_body(code, statements(code, instrs)) + dead_locals(code)
-    doc = docstring(code)
-    if doc is not None:
-        body.insert(0, ast.Expr(value=ast.Constant(value=doc)))
-    if not body:
-        body = [ast.Pass()]
     is_async = bool(code.co_flags & (inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR))
     node_type = ast.AsyncFunctionDef if is_async else ast.FunctionDef
-    node = node_type(name=name or code.co_name, args=args, body=body, decorator_list=decorators,
+    node = node_type(name=name or code.co_name, args=args, body=[], decorator_list=decorators,
                      returns=annotations.get("return"), type_comment=None)
     if hasattr(ast, "TypeAlias"):
-        node.type_params = []
+        node.type_params = func.type_params if func is not None else []
     return node
 
 
@@ -125,16 +145,24 @@ def dead_locals(code: CodeType) -> List[ast.stmt]:
     return [ast.If(test=ast.Constant(value=0), body=body, orelse=[])]
 
 
-def nested(func: v.Function, target: Any = None, iterator: Optional[v.Iterator] = None) -> Any:
+def nested(func: v.Function, target: Any = None, iterator: Optional[v.Iterator] = None,
+           build: Optional[Build] = None) -> Any:
     """Build what a nested code object stands for where it is used.
 
     ``target`` is the store target for definitions (``def``), ``"class"`` for class
-    bodies; ``iterator`` is the outermost iterable for a comprehension.
+    bodies, ``"generic"`` for the function that makes a generic definition (3.12+),
+    ``"lazy"`` for the function of a lazily evaluated value (a type alias's, a type
+    parameter's bound); ``iterator`` is the outermost iterable for a comprehension.
+    ``build`` stands for `nested` in a class body (see `Build`).
     """
     code = func.code
+    if target == "generic":
+        return generic_definition(func, nested)
+    if target == "lazy":
+        return lazy_value(clean_body(body_of(code)), code.co_name)
     if target == "class":
-        node = ast.ClassDef(name=code.co_name, bases=[], keywords=[], body=class_body(code, body_of(code)),
-                            decorator_list=[])
+        node = ast.ClassDef(name=code.co_name, bases=[], keywords=[],
+                            body=class_body(code, body_of(code, build=build)), decorator_list=[])
         if hasattr(ast, "TypeAlias"):
             node.type_params = []
         return node
@@ -151,6 +179,8 @@ def nested(func: v.Function, target: Any = None, iterator: Optional[v.Iterator] 
         if code.co_name in ("<listcomp>", "<setcomp>", "<dictcomp>", "<genexpr>"):
             raise DecompilationError("comprehension called without its iterator", code_name=code.co_name)
         raise DecompilationError("function definition used as a value", code_name=code.co_name)
+    if isinstance(target, ast.Name) and target.id == CLASS_ANNOTATE and code.co_name == "__annotate__":
+        return ClassAnnotations(items=annotate_items(body_of(code)))
     if not isinstance(target, ast.Name) or target.id != code.co_name:
         raise DecompilationError("function stored under another name", code_name=code.co_name)
     return function_def(code, func, code.co_name)

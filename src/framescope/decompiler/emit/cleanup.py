@@ -11,7 +11,9 @@ import inspect
 from types import CodeType
 from typing import List
 
+from framescope.decompiler.emit.annotations import class_annotations, stored_annotations, stringified
 from framescope.decompiler.frontend import versions
+from framescope.decompiler.frontend.opcodes import sets_up_annotations
 from framescope.decompiler.simulate import marks
 from framescope.decompiler.simulate.expressions import negate
 from framescope.decompiler.simulate.sametree import same_tree
@@ -189,12 +191,14 @@ def walk_same_scope(node: ast.AST):
 
 
 def class_body(code: CodeType, body: List[ast.stmt]) -> List[ast.stmt]:
-    body = clean_body(body)
+    body = annotations_of(code, clean_body(body))
     out: List[ast.stmt] = []
+    hidden: List[str] = []  # the compiler stores each once; a second store is the source's own
     for stmt in body:
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
             target = stmt.targets[0].id
-            if target in CLASS_HIDDEN:
+            if target in CLASS_HIDDEN and target not in hidden:
+                hidden.append(target)
                 continue
             if target == "__doc__" and isinstance(stmt.value, ast.Constant) and not out:
                 out.append(ast.Expr(value=stmt.value))
@@ -203,6 +207,14 @@ def class_body(code: CodeType, body: List[ast.stmt]) -> List[ast.stmt]:
             continue  # ``return None`` or ``return __classcell__``
         out.append(stmt)
     return out or [ast.Pass()]
+
+
+def annotations_of(code: CodeType, body: List[ast.stmt]) -> List[ast.stmt]:
+    """A class or module body with its annotated assignments put back."""
+    strings = stringified(code)
+    if sets_up_annotations(code):
+        body = stored_annotations(body, strings)
+    return class_annotations(body, strings)
 
 
 def comprehension(code: CodeType, body: List[ast.stmt], iterable: ast.expr) -> ast.expr:

@@ -198,7 +198,11 @@ class Translator:
         if name == "INTRINSIC_UNARY_POSITIVE":
             self.emit(ins, "UNARY_OP", "+")
         elif name == "INTRINSIC_IMPORT_STAR":
-            self.emit(ins, "IMPORT_STAR")
+            self.emit(ins, "IMPORT_STAR", True)  # (its result is popped)
+        elif name == "INTRINSIC_TYPEALIAS" and self.out and self.out[-1].op == "BUILD_TUPLE" \
+                and self.out[-1].arg == 3:
+            self.out.pop()  # the alias's (name, type parameters, lazy value)
+            self.emit(ins, "TYPE_ALIAS")
         elif name == "INTRINSIC_LIST_TO_TUPLE":
             self.emit(ins, "LIST_TO_TUPLE")
         elif name == "INTRINSIC_PRINT":
@@ -587,6 +591,12 @@ def docstring(code: CodeType) -> Optional[str]:
         return code.co_consts[0] if has_doc and code.co_consts else None
     first = code.co_consts[0] if code.co_consts else None
     return first if isinstance(first, str) else None
+
+
+def sets_up_annotations(code: CodeType) -> bool:
+    """Whether a class or module body makes its ``__annotations__`` dict (up to 3.13: it
+    has annotated assignments)."""
+    return any(ins.op == "SETUP_ANNOTATIONS" for ins in canonical_instructions(code))
 
 
 def used_locals(code: CodeType) -> Set[str]:

@@ -55,6 +55,9 @@ CALL_EX_KWARGS_SLOT = PY >= (3, 14)
 MAKE_FUNCTION_QUALNAME = PY < (3, 11)
 #: A cell object is pushed by ``LOAD_FAST`` of the cell variable (3.13+), not ``LOAD_CLOSURE``.
 CELLS_LOADED_BY_LOAD_FAST = PY >= (3, 13)
+#: A call's keyword arguments after a ``**x`` are merged in one group at a time (``DICT_MERGE``,
+#: 3.9+): ``f(**d, k=v)`` compiles as ``f(**d, **{'k': v})`` does; 3.8 builds them all at once.
+KEYWORDS_MERGED_ONE_BY_ONE = PY >= (3, 9)
 #: ``in`` and ``is`` have their own opcodes, ``CONTAINS_OP`` and ``IS_OP`` (3.9+); before,
 #: they are ``COMPARE_OP`` 6-9.
 CONTAINS_OP = PY >= (3, 9)

@@ -2,15 +2,18 @@
 f-strings and calls, run on a symbolic stack (`simulator.Simulator` adds the ones that
 make statements)."""
 import ast
+import keyword
 from types import CodeType
 from typing import Any, Callable, Dict, List, Optional
 
+from framescope.decompiler.frontend import versions
 from framescope.decompiler.frontend.instructions import Instr
 from framescope.decompiler.simulate import marks
 from framescope.decompiler.simulate import values as v
 from framescope.decompiler.simulate.state import (
-    AssertionErrorName, BINOPS, CMPOPS, COMPREHENSIONS, ClassValue, CompAppend, DEAD, State,
-    TupleGroup, UNARY, const, const_expr, const_value, is_definition, make_slice, name, set_items,
+    AssertionErrorName, BINOPS, CMPOPS, COMPREHENSIONS, ClassBody, ClassValue, CompAppend, DEAD, State,
+    TupleGroup, UNARY, const, const_expr, const_value, is_class_body, is_definition, make_slice, name,
+    set_items,
 )
 from framescope.errors import DecompilationError
 
@@ -51,7 +54,7 @@ class ValueSimulator:
                 return ast.NamedExpr(target=value.targets[0], value=self.expr(value.value))
             raise DecompilationError("chained assignment used as a value")
         if isinstance(value, v.Function):
-            return self.nested(value)
+            return ClassBody(value) if is_class_body(value) else self.nested(value)
         if isinstance(value, v.Converted):
             return value.value
         raise DecompilationError("%s used as a value" % type(value).__name__)
@@ -121,6 +124,13 @@ class ValueSimulator:
             value.group.targets[value.index] = DEAD
             self.finish_unpack(state, value.group)
             return
+        module = value.module if isinstance(value, v.ImportedName) else value
+        if isinstance(module, v.Module) and state.stack and isinstance(state.stack[-1], v.ImportedName) \
+                and state.stack[-1].module is module:
+            return  # ``import a.b.c as d`` goes on from ``a.b``: the module is done with at the end
+        if isinstance(value, v.ImportedName) and value.module.fromlist is None:
+            self.finish_import(state, value.module)  # that end: ``a.b`` popped once ``d`` is stored
+            return
         if isinstance(value, (v.Marker,)) and not isinstance(value, (v.Chain, v.Function, v.Module)):
             return
         if isinstance(value, v.Chain):
@@ -132,6 +142,10 @@ class ValueSimulator:
         if marks.marked(value, marks.COPIED):
             return
         node = self.expr(value)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            # A constant statement compiles to no code: this one was an f-string without
+            # fields (``f'text'``), which is not a docstring either.
+            node = ast.JoinedStr(values=[node])
         self.emit(state, ast.Expr(value=node))
 
     # -- attributes, subscripts, operators ---------------------------------------------------------
@@ -258,6 +272,9 @@ class ValueSimulator:
     # -- building collections ----------------------------------------------------------------------
     def op_BUILD_TUPLE(self, ins: Instr, state: State) -> None:
         items = state.popn(ins.arg)
+        if items and all(isinstance(x, v.TypeParam) for x in items):
+            state.push(v.TypeParams([x.node for x in items]))
+            return
         if items and all(isinstance(x, v.Marker) and not isinstance(x, (v.Chain, v.Function)) for x in items):
             raise DecompilationError("tuple of interpreter values")
         state.push(ast.Tuple(elts=[self.expr(x) for x in items], ctx=ast.Load()))
@@ -441,6 +458,10 @@ class ValueSimulator:
         if isinstance(func, v.BuildClass):
             state.push(self.nested_class(positional, keywords))
             return
+        if isinstance(func, v.Function) and func.code.co_name.startswith(v.GENERIC_SCOPE) and not keywords:
+            func.call_args = positional  # 3.12+: a generic definition, made by its own function
+            state.push(self.nested(func, "generic"))
+            return
         if (isinstance(func, v.Function) and len(positional) == 1 and not keywords
                 and func.code.co_name in COMPREHENSIONS and isinstance(positional[0], v.Iterator)):
             state.push(self.nested(func, None, positional[0]))
@@ -480,7 +501,8 @@ class ValueSimulator:
         func, implicit = self._pop_callable(state, slots)
         if implicit:
             raise DecompilationError("unexpected value below a call")
-        func = self.expr(func)
+        builds_class = isinstance(func, v.BuildClass)
+        func = None if builds_class else self.expr(func)
         args: List[ast.expr] = []
         if isinstance(star, ast.Tuple):
             args = list(star.elts)
@@ -488,15 +510,52 @@ class ValueSimulator:
             args = list(star.elts)
         else:
             args = [ast.Starred(value=star, ctx=ast.Load())]
-        keywords: List[ast.keyword] = []
-        if kwargs is not None:
-            kwargs = self.expr(kwargs)
-            if isinstance(kwargs, ast.Dict):
-                for k, val in zip(kwargs.keys, kwargs.values):
-                    if k is None:
-                        keywords.append(ast.keyword(arg=None, value=val))
-                    else:
-                        keywords.append(ast.keyword(arg=k.value, value=val))
-            else:
-                keywords.append(ast.keyword(arg=None, value=kwargs))
+        keywords = [] if kwargs is None else call_keywords(self.expr(kwargs), args)
+        if builds_class:  # ``class A(*bases, **kw)``
+            if not args or not isinstance(args[0], ClassBody):
+                raise DecompilationError("class without a body")
+            state.push(self.nested_class([args[0].func] + args[1:], keywords))
+            return
         state.push(ast.Call(func=func, args=args, keywords=keywords))
+
+
+def call_keywords(kwargs: ast.expr, args: List[ast.expr]) -> List[ast.keyword]:
+    """The keyword arguments of a ``CALL_FUNCTION_EX`` from the dict it passes.
+
+    The dict's own keys are keyword arguments only where they name one and the call has
+    ``*args`` or ``**x`` too (``f(1, k=v)`` alone compiles to a plain call); else the dict
+    is a literal the source unpacked: ``f(1, **{'k': v})``.
+    """
+    if not isinstance(kwargs, ast.Dict):
+        return [ast.keyword(arg=None, value=kwargs)]
+    unpacked = None in kwargs.keys or any(isinstance(a, ast.Starred) for a in args)
+    if not unpacked or not all(k is None or is_keyword_name(k) for k in kwargs.keys):
+        return [ast.keyword(arg=None, value=kwargs)]
+    keywords = [ast.keyword(arg=None if k is None else k.value, value=val)
+                for k, val in zip(kwargs.keys, kwargs.values)]
+    if versions.KEYWORDS_MERGED_ONE_BY_ONE:
+        keywords = merged_keywords(keywords)
+    return keywords
+
+
+def merged_keywords(keywords: List[ast.keyword]) -> List[ast.keyword]:
+    """``f(**d, k=v)`` for ``f(**d, **{'k': v})``: right after another ``**x``, a merged
+    literal of keyword names compiles as the keyword arguments do."""
+    out: List[ast.keyword] = []
+    names = {kw.arg for kw in keywords if kw.arg is not None}
+    for kw in keywords:
+        literal = kw.value
+        if (out and out[-1].arg is None and kw.arg is None and isinstance(literal, ast.Dict) and literal.keys
+                and all(k is not None and is_keyword_name(k) for k in literal.keys)
+                and not names & {k.value for k in literal.keys}
+                and len({k.value for k in literal.keys}) == len(literal.keys)):
+            names |= {k.value for k in literal.keys}
+            out += [ast.keyword(arg=k.value, value=val) for k, val in zip(literal.keys, literal.values)]
+        else:
+            out.append(kw)
+    return out
+
+
+def is_keyword_name(key: ast.expr) -> bool:
+    return isinstance(key, ast.Constant) and isinstance(key.value, str) and key.value.isidentifier() \
+        and not keyword.iskeyword(key.value)

@@ -21,6 +21,11 @@ from framescope.decompiler.simulate.state import (
 from framescope.errors import DecompilationError
 
 
+#: The ``ast`` node of the type parameter each intrinsic makes (3.12+).
+TYPE_PARAM_KINDS = {"INTRINSIC_TYPEVAR": "TypeVar", "INTRINSIC_PARAMSPEC": "ParamSpec",
+                    "INTRINSIC_TYPEVARTUPLE": "TypeVarTuple"}
+
+
 class Simulator(ValueSimulator):
     """Run canonical instructions on a `State`: `ValueSimulator` and the operations that
     complete statements (stores, definitions, returns and raises, yields, exception
@@ -57,8 +62,13 @@ class Simulator(ValueSimulator):
             if not (isinstance(target, ast.Name) and target.id == value.node.name):
                 raise DecompilationError("class stored under another name")
             self.emit(state, value.node)
-        elif isinstance(value, (v.SavedLocal, v.Namespace)):
-            pass  # a 3.12+ comprehension restoring a local; 3.13+ saving a class's namespace
+        elif isinstance(value, (v.SavedLocal, v.Namespace, v.TypeParam)):
+            pass  # a 3.12+ comprehension restoring a local; 3.13+ saving a class's namespace;
+            # a type parameter's name in its generic definition's scope
+        elif isinstance(value, v.TypeAlias):
+            if not (isinstance(target, ast.Name) and target.id == value.name):
+                raise DecompilationError("type alias stored under another name")
+            self.emit(state, ast.TypeAlias(name=as_store(target), type_params=value.params, value=value.value))
         elif isinstance(value, v.Chain):
             value.targets.append(as_store(target))
             if not (state.stack and state.stack[-1] is value):
@@ -114,6 +124,9 @@ class Simulator(ValueSimulator):
         value = group.value
         if isinstance(value, v.Bindable):
             value.target = target
+            return
+        if isinstance(group.chained, v.Chain):
+            group.chained.targets.append(target)
             return
         if group.chained is True and state.stack and state.stack[-1] is value:
             state.stack[-1] = v.Chain(value, [target])
@@ -171,7 +184,9 @@ class Simulator(ValueSimulator):
         value = state.pop()
         parent = value if isinstance(value, v.UnpackSlot) else None
         chained: Any = None
-        if isinstance(value, v.Chain):
+        if isinstance(value, v.Chain) and state.stack and state.stack[-1] is value:
+            chained, value = value, value.value  # ``a = (b, c) = d = v``: more targets follow
+        elif isinstance(value, v.Chain):
             chained, value = value.targets, value.value  # ``a = (b, c) = v``: the last target
         elif state.stack and state.stack[-1] is value and isinstance(value, ast.expr):
             chained = True  # ``(b, c) = a = v``: the copy is stored after the unpacking
@@ -208,6 +223,50 @@ class Simulator(ValueSimulator):
         attr = {1: "defaults", 2: "kwdefaults", 4: "annotations", 8: "closure", 16: "annotate"}[ins.arg]
         setattr(func, attr, value)
         state.push(func)
+
+    # -- type parameters and aliases (3.12+) --------------------------------------------------------
+    def op_CALL_INTRINSIC_1(self, ins: Instr, state: State) -> None:
+        kind = TYPE_PARAM_KINDS.get(ins.arg)
+        if kind is None:
+            raise DecompilationError("unsupported intrinsic %s" % ins.arg)
+        param_name = const_value(state.pop())
+        if not isinstance(param_name, str):
+            raise DecompilationError("type parameter without a name")
+        node = getattr(ast, kind)(name=param_name)
+        if kind == "TypeVar":
+            node.bound = None
+        state.push(v.TypeParam(node))
+
+    def op_CALL_INTRINSIC_2(self, ins: Instr, state: State) -> None:
+        second = state.pop()
+        first = state.pop()
+        if ins.arg == "INTRINSIC_SET_FUNCTION_TYPE_PARAMS":
+            if not isinstance(first, v.Function) or not isinstance(second, v.TypeParams):
+                raise DecompilationError("type parameters of a non-function")
+            first.type_params = second.params
+            state.push(first)
+            return
+        if not isinstance(second, v.Function):
+            raise DecompilationError("type parameter without its lazy value")
+        value = self.nested(second, "lazy")
+        if ins.arg == "INTRINSIC_SET_TYPEPARAM_DEFAULT" and isinstance(first, v.TypeParam):
+            first.node.default_value = value  # type: ignore[attr-defined]
+            state.push(first)
+        elif ins.arg in ("INTRINSIC_TYPEVAR_WITH_BOUND", "INTRINSIC_TYPEVAR_WITH_CONSTRAINTS"):
+            if ins.arg.endswith("CONSTRAINTS") and not isinstance(value, ast.Tuple):
+                raise DecompilationError("type parameter constraints are not a tuple")
+            state.push(v.TypeParam(ast.TypeVar(name=const_value(first), bound=value)))
+        else:
+            raise DecompilationError("unsupported intrinsic %s" % ins.arg)
+
+    def op_TYPE_ALIAS(self, ins: Instr, state: State) -> None:
+        value, params, alias_name = state.pop(), state.pop(), const_value(state.pop())
+        if not isinstance(value, v.Function) or not isinstance(alias_name, str):
+            raise DecompilationError("type alias of an unknown shape")
+        type_params = params.params if isinstance(params, v.TypeParams) else []
+        if not type_params and not is_none(params):
+            raise DecompilationError("type alias of an unknown shape")
+        state.push(v.TypeAlias(alias_name, type_params, self.nested(value, "lazy")))
 
     def op_LOAD_BUILD_CLASS(self, ins: Instr, state: State) -> None:
         state.push(v.BuildClass())
@@ -342,8 +401,12 @@ class Simulator(ValueSimulator):
 
     def op_IMPORT_STAR(self, ins: Instr, state: State) -> None:
         module = state.pop()
+        if not isinstance(module, v.Module):
+            raise DecompilationError("import * without a module")
         self.emit(state, ast.ImportFrom(module=module.name or None, names=[ast.alias(name="*", asname=None)],
                                         level=module.level))
+        if ins.arg:  # 3.12+: an intrinsic, whose None result is popped
+            state.push(v.Unused())
 
     def finish_import(self, state: State, module: v.Module) -> None:
         """The module is popped: emit the from-import (or dotted import-as) it served."""

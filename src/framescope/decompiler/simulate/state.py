@@ -1,6 +1,7 @@
 """The simulator's data: the walk state, the markers statements leave, and the helpers
 that build names and constants."""
 import ast
+import inspect
 from typing import Any, List, Optional
 
 from framescope.decompiler.simulate import values as v
@@ -154,6 +155,22 @@ class ClassValue(v.Marker):
 
     def __init__(self, node: ast.ClassDef) -> None:
         self.node = node
+
+
+class ClassBody(ast.expr):
+    """A class body's function as an item of the arguments tuple of ``__build_class__``
+    (``class A(*bases, **kw)`` calls it with ``CALL_FUNCTION_EX``); never printed."""
+
+    _fields = ()
+
+    def __init__(self, func: v.Function) -> None:
+        super().__init__()
+        self.func = func
+
+
+def is_class_body(func: v.Function) -> bool:
+    """A class body's code: the only nested code without fresh locals."""
+    return not func.code.co_flags & inspect.CO_NEWLOCALS
 
 
 def is_definition(func: v.Function) -> bool:

@@ -115,8 +115,46 @@ class Function(Marker):
     kwdefaults: List[Any] = field(default_factory=list)
     annotations: Optional[ast.expr] = None
     closure: Optional[ast.expr] = None
+    #: The function that returns the annotations (3.14+), in place of ``annotations``.
+    annotate: Optional["Function"] = None
     #: Decorators applied by calls before the store (outermost first).
     decorators: List[ast.expr] = field(default_factory=list)
+    #: The type parameters of a generic function (3.12+: ``def g[T]()``).
+    type_params: List[ast.AST] = field(default_factory=list)
+    #: What a generic definition's own function is called with (its ``.defaults``...).
+    call_args: List[Any] = field(default_factory=list)
+
+
+#: The name of the code that makes a generic definition's type parameters (3.12+).
+GENERIC_SCOPE = "<generic parameters of "
+
+
+@dataclass(eq=False)
+class TypeParam(Marker):
+    """A type parameter being made (``ast.TypeVar``, ``ParamSpec`` or ``TypeVarTuple``)."""
+
+    node: ast.AST
+
+
+@dataclass(eq=False)
+class TypeParams(Marker):
+    """The tuple of a generic definition's type parameters."""
+
+    params: List[ast.AST]
+
+
+@dataclass(eq=False)
+class TypeAlias(Marker):
+    """``type Name[params] = value`` waiting for its store."""
+
+    name: str
+    params: List[ast.AST]
+    value: ast.expr
+
+
+@dataclass(eq=False)
+class Unused(Marker):
+    """A result the bytecode pops unused (3.12+: the None of ``from m import *``)."""
 
 
 @dataclass(eq=False)
@@ -164,7 +202,9 @@ class Unpack:
     #: Enclosing unpacking when this one is nested (``a, (b, c) = ...``).
     parent: Optional[UnpackSlot] = None
     #: Targets stored before the unpacking, or True when a copy of the value waits under it
-    #: for later targets: ``a = (b, c) = v`` or ``(b, c) = a = v`` (one evaluation of ``v``).
+    #: for later targets: ``a = (b, c) = v`` or ``(b, c) = a = v`` (one evaluation of ``v``);
+    #: or the `Chain` of earlier targets, when it waits under the unpacking for more:
+    #: ``a = (b, c) = d = v``.
     chained: Any = None
 
 

@@ -60,7 +60,8 @@ class Reader:
                 rest = self.cases(case.fail, first=False) if case.fail is not None else None
                 if rest is not None:
                     found = [case] + rest
-                    if not (same_position(case.body, rest[0].body) or same_position(case.body, rest[0].matched)):
+                    if case.body is None or not (same_position(case.body, rest[0].body)
+                                                 or same_position(case.body, rest[0].matched)):
                         return found
                     # Two cases going on alike: the alternatives of a last or-pattern, if they can be.
             saved = self.fail_blocks[mark:]
@@ -94,6 +95,10 @@ class Reader:
         except (NotAPattern, DecompilationError):
             del self.fail_blocks[mark:]
             return None
+        if not last and fail is not None and same_position(end, fail):
+            # A guard that is always false: the compiler dropped it and the body, the
+            # pattern's success goes on with the next case (which keeps the subject).
+            return Case(pattern, ast.Constant(value=False), end, None, fail, True)
         guard, body, fail = self.guard(end, last, fail, first, pattern)
         if body is None:
             del self.fail_blocks[mark:]

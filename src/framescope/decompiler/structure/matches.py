@@ -73,7 +73,7 @@ class MatchBuilder:
         """Emit the match statement of ``cases`` (starting in ``block``); return where the code goes on."""
         subject, outer = reader.subject, reader.outer
         fail = cases[-1].fail
-        inside = [case.body[0] for case in cases] + reader.fail_blocks
+        inside = [case.body[0] for case in cases if case.body is not None] + reader.fail_blocks
         # After other cases, a last ``case _ if guard`` is followed by a ``case _``: a last
         # wildcard compiles to no pattern code, so the case read is the one before it.
         default = fail is not None and len(cases) > 1 and is_wildcard(cases[-1].pattern)
@@ -83,7 +83,8 @@ class MatchBuilder:
         ends = []
         for case in cases:
             body = State(outer)
-            ends.append(self.walker.walk(case.body[0], inner, body, first=case.body[1]))
+            if case.body is not None:
+                ends.append(self.walker.walk(case.body[0], inner, body, first=case.body[1]))
             node.cases.append(ast.match_case(pattern=case.pattern, guard=case.guard, body=body.stmts or [ast.Pass()]))
         if fail is not None and (default or (end is not None and (fail[0] is not end or fail[1]))):
             body = State(outer)  # ``case _:``, whose code follows the failure code of the last case

@@ -158,8 +158,8 @@ class Case:
     guard: Optional[ast.expr]
     #: Where the pattern's code ends (the guard, the subject's pop or the body follows).
     matched: Pos
-    #: Where the body starts.
-    body: Pos
+    #: Where the body starts; None where the compiler dropped it (``case 0 if False:``).
+    body: Optional[Pos]
     #: Where control goes when the case does not match (None: it always matches).
     fail: Optional[Pos]
     #: Whether the pattern or guard can fail.

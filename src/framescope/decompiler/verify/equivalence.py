@@ -27,12 +27,12 @@ import tokenize
 from collections import deque
 from dataclasses import dataclass
 from types import CodeType
-from typing import Dict, Optional, Tuple
+from typing import Collection, Dict, Optional, Tuple
 
 from framescope.decompiler.frontend import versions
 from framescope.decompiler.verify.nodes import CANNOT_RAISE, END, NodeGraph
 
-__all__ = ["Difference", "compare_code", "equivalent", "find_difference", "recompile_function"]
+__all__ = ["Difference", "compare_code", "equivalent", "find_difference", "future_flags", "recompile_function"]
 
 # co_flags that change what calling the function does; NOFREE, OPTIMIZED,
 # NEWLOCALS and the future-import bits are bookkeeping.
@@ -57,6 +57,11 @@ for _name in __future__.all_feature_names:
     _FUTURE_FLAGS |= getattr(__future__, _name).compiler_flag
 _FUTURE_FLAGS &= ~_CO_NESTED  # nested_scopes shares the bit with CO_NESTED and is a no-op
 
+
+def future_flags(code: CodeType) -> int:
+    """The future imports in force for ``code``: the flags to recompile its source with."""
+    return code.co_flags & _FUTURE_FLAGS
+
 @dataclass(frozen=True)
 class Difference:
     """The first difference found between two code objects."""
@@ -74,17 +79,22 @@ class Difference:
         return "%s: %s" % (self.where, self.detail)
 
 
-def find_difference(a: CodeType, b: CodeType) -> Optional[Difference]:
-    """Return the first behavioural difference between ``a`` and ``b``, or None."""
+def find_difference(a: CodeType, b: CodeType, skip: Collection[CodeType] = ()) -> Optional[Difference]:
+    """Return the first behavioural difference between ``a`` and ``b``, or None.
+
+    The code objects nested in ``a`` that ``skip`` holds are not compared: any code
+    object of the same name stands for them (a stub written in place of a function).
+    """
     if not isinstance(a, CodeType) or not isinstance(b, CodeType):
         raise TypeError("find_difference() needs two code objects, got %s and %s"
                         % (type(a).__name__, type(b).__name__))
-    return _Comparison().code(a, b, a.co_name)
+    return _Comparison(skip).code(a, b, a.co_name)
 
 
-def compare_code(a: CodeType, b: CodeType) -> Optional[str]:
-    """None when ``a`` and ``b`` are equivalent, else a one-line description of the first difference."""
-    difference = find_difference(a, b)
+def compare_code(a: CodeType, b: CodeType, skip: Collection[CodeType] = ()) -> Optional[str]:
+    """None when ``a`` and ``b`` are equivalent, else a one-line description of the first difference
+    (``skip``: see `find_difference`)."""
+    difference = find_difference(a, b, skip)
     return None if difference is None else difference.message
 
 
@@ -129,10 +139,14 @@ def _locals(code: CodeType) -> Tuple[Tuple[str, ...], frozenset]:
 class _Comparison:
     """One comparison, with a memo so that a nested code object is compared once per pair."""
 
-    def __init__(self) -> None:
+    def __init__(self, skip: Collection[CodeType] = ()) -> None:
         self._memo: Dict[Tuple[int, int], Optional[Difference]] = {}
+        self._skip = list(skip)
 
     def code(self, a: CodeType, b: CodeType, where: str) -> Optional[Difference]:
+        if any(a == stub for stub in self._skip):  # by value: one function compiled twice is equal
+            return None if a.co_name == b.co_name else Difference(where, "co_name", "co_name %r vs %r" % (
+                a.co_name, b.co_name))
         key = (id(a), id(b))
         if key not in self._memo:
             self._memo[key] = None  # a code object cannot contain itself; guards anyway
@@ -306,7 +320,7 @@ def recompile_function(source: str, code: CodeType) -> CodeType:
         binds = "".join("    %s = None\n" % name for name in free)
         text = "def __framescope_outer__():\n" + binds + _reindent(text, 0, "    ")
         path.append("__framescope_outer__")
-    module = compile(text, "<decompiled>", "exec", flags=code.co_flags & _FUTURE_FLAGS, dont_inherit=True)
+    module = compile(text, "<decompiled>", "exec", flags=future_flags(code), dont_inherit=True)
     found = module
     for name in list(reversed(path)) + [code.co_name]:
         found = _child(found, name)  # type: ignore[assignment]
