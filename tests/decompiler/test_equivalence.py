@@ -707,9 +707,12 @@ def test_identity_benchmark_is_fully_equivalent(name: str, tmp_path, capsys) -> 
 
 
 def test_benchmark_counts_each_kind_of_failure() -> None:
+    import argparse
+
     roundtrip = _roundtrip()
     code = function("def f(a):\n    return a + 1")
     tally = roundtrip.Tally()
+    args = argparse.Namespace(function=None, timeout=60, verbose=False)
 
     def run(result) -> None:
         def decompile(_: CodeType) -> str:
@@ -717,19 +720,20 @@ def test_benchmark_counts_each_kind_of_failure() -> None:
                 raise result
             return result
 
-        roundtrip.run_function(decompile, code, code, "m:f", tally, False, False)
+        roundtrip.run_function(decompile, code, code, "m:f", "stdlib", tally, args)
 
     run("def f(a):\n    return a + 1\n")
     run("def f(a):\n    return a - 1\n")
     run("def f(a):\n    return a +\n")
     run(DecompilationError("unsupported instruction", code_name="f", offset=4, opname="BINARY_OP"))
     run(RuntimeError("boom"))
-    assert (tally.functions, tally.decompiled, tally.recompiled, tally.equivalent) == (5, 3, 2, 1)
-    assert (tally.decompilation_errors, tally.other_errors) == (1, 1)
-    reasons = dict(tally.reasons)
-    assert reasons["not equivalent: BINARY_OP" if PY >= (3, 11) else "not equivalent: BINARY_ADD/BINARY_SUBTRACT"] == 1
-    assert reasons["DecompilationError: unsupported instruction"] == 1
-    assert reasons["RuntimeError: boom"] == 1
+    counts = tally.counts("stdlib")
+    assert (counts["functions"], counts["identical"], counts["refused"], counts["wrong"]) == (5, 1, 1, 3)
+    assert (tally.decompiled, tally.recompiled) == (3, 2)
+    wrong = dict(tally.wrong.counts)
+    assert wrong["not equivalent: BINARY_OP" if PY >= (3, 11) else "not equivalent: BINARY_ADD/BINARY_SUBTRACT"] == 1
+    assert wrong["RuntimeError: boom"] == 1
+    assert dict(tally.refusals.counts) == {"unsupported instruction BINARY_OP": 1}
 
 
 def test_reason_key_groups_comparison_messages() -> None:
