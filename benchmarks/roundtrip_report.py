@@ -60,7 +60,7 @@ def format_packages(data: dict) -> str:
 LISTS = (
     ("differences", "first differences of equivalent but not identical functions"),
     ("refusals", "refusal reasons (DecompilationError)"),
-    ("wrong", "wrong results"),
+    ("wrong_results", "wrong results"),
 )
 
 
