@@ -508,7 +508,7 @@ def row(tally: Tally, args: argparse.Namespace) -> dict:
         "decompile_seconds": round(tally.seconds, 3),
         "differences": tally.differences.rows(),
         "refusals": tally.refusals.rows(),
-        "wrong": tally.wrong.rows(),
+        "wrong_results": tally.wrong.rows(),
     }
     for outcome in OUTCOMES:
         data[outcome] = tally.total(outcome)

@@ -13,26 +13,27 @@ HEADER = ("python", "corpus", "functions", "identical", "equivalent", "refused",
 PACKAGE_HEADER = ("package", "files", "rejected", "in corpus", "functions", "identical", "equivalent", "refused", "wrong")
 
 
-def percent(count: int, total: int) -> str:
-    return "%.1f%%" % (100.0 * count / (total or 1))
+def percent(count: int, total: int, counted: bool = False) -> str:
+    shown = "%.1f%%" % (100.0 * count / (total or 1))
+    return "%s (%d)" % (shown, count) if counted else shown
 
 
-def format_row(data: dict) -> Tuple[str, ...]:
+def format_row(data: dict, counted: bool = False) -> Tuple[str, ...]:
     total = data["functions"]
     return (
         (data["python"],
          data.get("corpus", "stdlib"),
          str(total))
-        + tuple(percent(data[outcome], total) for outcome in OUTCOMES)
+        + tuple(percent(data[outcome], total, counted) for outcome in OUTCOMES)
         + (percent(data["unchecked_compiles"] + data["identical"] + data["equivalent"], total),
            "%.1fs" % data["decompile_seconds"])
     )
 
 
-def format_package_row(name: str, counts: Dict[str, int]) -> Tuple[str, ...]:
+def format_package_row(name: str, counts: Dict[str, int], counted: bool = False) -> Tuple[str, ...]:
     total = counts["functions"]
     return ((name, str(counts["files"]), str(counts["rejected_files"]), str(counts["population"]), str(total))
-            + tuple(percent(counts[outcome], total) for outcome in OUTCOMES))
+            + tuple(percent(counts[outcome], total, counted) for outcome in OUTCOMES))
 
 
 def format_table(rows: Sequence[Tuple[str, ...]], header: Tuple[str, ...] = HEADER) -> str:
@@ -59,7 +60,7 @@ def format_packages(data: dict) -> str:
 LISTS = (
     ("differences", "first differences of equivalent but not identical functions"),
     ("refusals", "refusal reasons (DecompilationError)"),
-    ("wrong", "wrong results"),
+    ("wrong_results", "wrong results"),
 )
 
 
@@ -82,3 +83,46 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+def markdown(rows: List[dict], top: int) -> str:
+    """The rows written by ``roundtrip.py --json`` as Markdown: totals, per package, rankings."""
+    parts = [markdown_table(HEADER, [format_row(data, counted=True) for data in rows])]
+    for data in rows:
+        packages = data.get("packages")
+        if packages:
+            package_rows = [format_package_row(name, counts, counted=True) for name, counts in packages.items()]
+            total = {key: sum(counts[key] for counts in packages.values())
+                     for key in ("files", "rejected_files", "population", "functions") + OUTCOMES}
+            package_rows.append(format_package_row("total", total, counted=True))
+            parts.append("%s, per package:\n\n%s" % (data["python"], markdown_table(PACKAGE_HEADER, package_rows)))
+        for key, title in LISTS:
+            entries = data.get(key) or []
+            if entries:
+                lines = ["%s, %s:" % (data["python"], title), ""]
+                lines += ["- %d × `%s` (%s)" % (count, what, example) for what, count, example in entries[:top]]
+                parts.append("\n".join(lines))
+    return "\n\n".join(parts)
+
+
+def main(argv: List[str]) -> int:
+    import argparse
+    import json
+
+    parser = argparse.ArgumentParser(description="Print rows of roundtrip.py --json as Markdown.")
+    parser.add_argument("files", nargs="+")
+    parser.add_argument("--top", type=int, default=10)
+    args = parser.parse_args(argv)
+    rows = []
+    for path in args.files:
+        with open(path) as handle:
+            data = json.load(handle)
+        rows += data if isinstance(data, list) else [data]
+    print(markdown(rows, args.top))
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main(sys.argv[1:]))
