@@ -16,7 +16,6 @@ The directory defaults to ``$FRAMESCOPE_CORPUS``, else ``~/.cache/framescope/cor
 from __future__ import annotations
 
 import argparse
-import ast
 import hashlib
 import os
 import re
