@@ -22,7 +22,7 @@ Cell and free variables never take part: another function may read or bind them 
 import ast
 from typing import AbstractSet, Callable, Dict, List, Optional, Set
 
-from framescope.decompiler.machine.inline import is_temporary, name_counts, statement_parts
+from framescope.decompiler.machine.inline import Substitute, is_temporary, name_counts, statement_parts
 
 
 def tidy_across(body: List[ast.stmt], movable: AbstractSet[str], parameters: AbstractSet[str],
@@ -113,7 +113,7 @@ def _sink(stmts: List[ast.stmt], read_once: Set[str], cells: AbstractSet[str]) -
         if is_temporary(stmt, read_once) and _settled(stmt.value, cells):
             target = _reader(stmts, i, stmt.targets[0].id)
             if target is not None and not (_names(stmt.value, ast.Load) & _binds_before(stmts, i, target)):
-                stmts[target] = _Put(stmt.targets[0].id, stmt.value).visit(stmts[target])
+                stmts[target] = Substitute(stmt.targets[0].id, stmt.value).visit(stmts[target])
                 del stmts[i]
                 continue
         i += 1
@@ -143,15 +143,6 @@ def _reader(stmts: List[ast.stmt], start: int, ident: str) -> Optional[int]:
             return None
         return index
     return None
-
-
-class _Put(ast.NodeTransformer):
-    def __init__(self, ident: str, value: ast.expr) -> None:
-        self.ident = ident
-        self.value = value
-
-    def visit_Name(self, node: ast.Name) -> ast.AST:
-        return self.value if node.id == self.ident and isinstance(node.ctx, ast.Load) else node
 
 
 # --------------------------------------------------------------------------- coalescing
