@@ -1260,6 +1260,8 @@ with framescope.dump(sys.argv[1]):
 """
 
 
+@pytest.mark.torch
+@pytest.mark.needs_subprocess
 def test_two_runs_write_the_same_transformed_code(tmp_path):
     # torch names a module's global after its id() (___module_collections_<id>_c0) and
     # numbers its temporaries per compile: the files must not show either.
