@@ -1,12 +1,14 @@
 """framescope.dump on real models: results equal to eager, every file valid, the dump's cost,
 and how the transformed code reads.
 
-    PYTHONPATH=src python benchmarks/model_zoo.py [--only gpt2,llama] [--backend inductor] [--json F]
+    PYTHONPATH=src python benchmarks/model_zoo.py [--only gpt2,llama] [--backend inductor] [--repeat 3]
+                                                   [--json F] [--keep DIR]
 
 Each workload of benchmarks/zoo_workloads.py (tiny-config transformers models with random
 weights, an optimizer step, KV-cache decoding, dynamic lengths, a ResNet, graph breaks, a
 piecewise backend) runs three times, each in a fresh process: eagerly, under torch.compile,
-and under torch.compile inside ``framescope.dump``. Inductor's caches are off in the last two
+and under torch.compile inside ``framescope.dump`` (the last two ``--repeat`` times each,
+alternating; the overhead is the ratio of their median times). Inductor's caches are off in the last two
 (a dump turns them off, so both compile everything). The table: whether the dumped run
 finished, whether its tensors (outputs and gradients) equal eager's, cache entries, entries
 that fell back to Dynamo's bytecode, the dump's ``.py`` files and those that do not compile,
@@ -19,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -64,6 +67,8 @@ def worker(name: str, mode: str, backend: str, out: str, dump: str) -> None:
 
 def run_mode(name: str, mode: str, backend: str, folder: Path) -> Dict[str, Any]:
     out = folder / ("%s-%s.pt" % (name, mode))
+    if mode == "dump":  # each dumped run starts from an empty folder, as a user's first run does
+        shutil.rmtree(str(folder / ("%s-dump" % name)), ignore_errors=True)
     env = dict(os.environ, PYTHONPATH=str(REPO / "src"), TORCHINDUCTOR_FORCE_DISABLE_CACHES="1")
     done = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--worker", name, "--mode", mode,
                            "--backend", backend, "--out", str(out), "--dump", str(folder / ("%s-dump" % name))],
@@ -103,15 +108,25 @@ def equal(expected: List[Any], got: List[Any]) -> bool:
         for a, b in zip(expected, got))
 
 
-def measure(name: str, backend: str, folder: Path) -> Dict[str, Any]:
-    eager, plain, dumped = (run_mode(name, mode, backend, folder) for mode in ("eager", "compiled", "dump"))
+def measure(name: str, backend: str, folder: Path, repeat: int = 1) -> Dict[str, Any]:
+    """Eager once; then the compiled and the dumped run in turn, ``repeat`` times each (so a
+    slow moment of the machine falls on both), the overhead being the ratio of their medians."""
     row: Dict[str, Any] = {"workload": name}
-    for label, result in (("eager", eager), ("compiled", plain), ("dump", dumped)):
-        if "error" in result:
-            row.update(ok=False, error="%s run: %s" % (label, result["error"]))
+    runs: Dict[str, List[Dict[str, Any]]] = {"eager": [run_mode(name, "eager", backend, folder)],
+                                             "compiled": [], "dump": []}
+    for _ in range(repeat):
+        for mode in ("compiled", "dump"):
+            runs[mode].append(run_mode(name, mode, backend, folder))
+    for label, results in runs.items():
+        failed = [result for result in results if "error" in result]
+        if failed:
+            row.update(ok=False, error="%s run: %s" % (label, failed[0]["error"]))
             return row
-    row.update(ok=True, equal=equal(eager["tensors"], dumped["tensors"]) and equal(eager["tensors"], plain["tensors"]),
-               overhead=round(dumped["seconds"] / plain["seconds"], 3), seconds=round(plain["seconds"], 2))
+    expected = runs["eager"][0]["tensors"]
+    plain = statistics.median(result["seconds"] for result in runs["compiled"])
+    dumped = statistics.median(result["seconds"] for result in runs["dump"])
+    row.update(ok=True, equal=all(equal(expected, result["tensors"]) for result in runs["compiled"] + runs["dump"]),
+               overhead=round(dumped / plain, 3), seconds=round(plain, 2), dump_seconds=round(dumped, 2))
     row.update(dump_figures(folder / ("%s-dump" % name)))
     return row
 
@@ -150,6 +165,8 @@ def main(argv: List[str]) -> int:
     parser.add_argument("--only", help="comma-separated workloads (default: all)")
     parser.add_argument("--backend", default="inductor", help="torch.compile backend (default inductor)")
     parser.add_argument("--json", help="also write the rows to this file")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="run the compiled and the dumped program this many times each (median; default 1)")
     parser.add_argument("--keep", help="write the dumps into this folder and keep them (default: a temporary one)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--mode", help=argparse.SUPPRESS)
@@ -176,7 +193,7 @@ def main(argv: List[str]) -> int:
             Path(temp).mkdir(parents=True, exist_ok=True)
         for name in names:
             began = time.perf_counter()
-            rows.append(measure(name, args.backend, Path(temp)))
+            rows.append(measure(name, args.backend, Path(temp), args.repeat))
             print("  %s: %s (%.0f s)" % (name, " | ".join(cells(rows[-1])[1:9]), time.perf_counter() - began),
                   flush=True)
     print(table(rows))

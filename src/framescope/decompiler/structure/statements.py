@@ -377,10 +377,18 @@ class Structurer:
         if true_end is None:
             return self.one_arm_leaves(test, body, orelse, false_state, false_end, state)
         if false_end is None:
+            if body and orelse and laid_out_first(cond.true_block, cond.false_block):
+                # The arm that goes on comes first: ``if test: body else: <leaves>``.
+                state.stmts.append(ast.If(test=test, body=body, orelse=orelse))
+                state.stack[:] = true_state.stack
+                state.ended = state.ended or true_state.ended
+                return true_end
             return self.one_arm_leaves(negate(test), orelse, body, true_state, true_end, state)
         if (self.ctx.loops and true_end is self.ctx.loops[-1].header and false_end is true_end
-                and bool(body) != bool(orelse) and is_substantial(body or orelse)):
-            # One arm goes straight back to the loop: a guard clause reads better.
+                and bool(body) != bool(orelse) and is_substantial(body or orelse)
+                and self.continue_laid_out_first(cond, bool(body))):
+            # One arm goes straight back to the loop, by a jump placed before the other arm:
+            # the source wrote a guard clause.
             guard = test if not body else negate(test)
             state.stmts.append(ast.If(test=guard, body=[ast.Continue()], orelse=[]))
             state.stmts.extend(body or orelse)
@@ -390,6 +398,17 @@ class Structurer:
         state.stack[:] = true_state.stack
         state.ended = state.ended or ended
         return true_end
+
+    def continue_laid_out_first(self, cond: Cond, true_arm_stays: bool) -> bool:
+        """Whether the arm of ``cond`` that goes straight back to the loop's header is a jump of
+        its own laid out before the other arm (``if not ok: continue``), not the loop's own
+        jump back after an ``if`` that ends the body."""
+        other = cond.true_block if true_arm_stays else cond.false_block
+        header = self.ctx.loops[-1].header
+        if other is None:
+            return False
+        return any(len(pred.instrs) == 1 and pred.jump is header and cond.head.index < pred.index < other.index
+                   for pred in header.preds)
 
     def one_arm_leaves(self, test: ast.expr, leaving: List[ast.stmt], staying: List[ast.stmt],
                        staying_state: State, end: Block, state: State) -> Block:
