@@ -239,6 +239,8 @@ def same_exit_after_pops(a: Optional[Block], a_state: State, b: Optional[Block])
 def fold(outer: Cond, side: str, inner: Cond) -> Optional[Cond]:
     """Fold ``inner`` (reached on ``side`` of ``outer``) into one condition, if they share a target."""
     a, b = outer.expr, inner.expr
+    if exit_between(outer.false_block if side == "true" else outer.true_block, outer, inner):
+        return None
     if side == "true":
         if same_exit_after_pops(outer.false_block, outer.false_state, inner.false_block) and \
                 same_keeping(outer.false_kept, inner.false_kept, inner.false_block, inner.false_state):
@@ -262,6 +264,14 @@ def fold(outer: Cond, side: str, inner: Cond) -> Optional[Cond]:
         return rebuild(expr, outer, inner.false_block, inner.false_state, False,
                        inner.true_block, inner.true_state, inner.true_kept)
     return None
+
+
+def exit_between(block: Optional[Block], outer: Cond, inner: Cond) -> bool:
+    """Whether ``block``, where ``outer`` goes when it does not go on to ``inner``, is an exit
+    laid out between the two tests: the source's guard clause (``if not a: return x`` then
+    ``if b: ...``), whose ``return x`` the compiler copied to the end too, not ``a and b``
+    (whose short-circuit jumps past the second test)."""
+    return block is not None and not block.succs() and outer.head.index < block.index < inner.head.index
 
 
 def same_keeping(outer_kept: bool, inner_kept: bool, block: Optional[Block], inner_state: State) -> bool:

@@ -17,6 +17,7 @@ from framescope.decompiler.graph.traversal import follow_jumps, jump_chain, reac
 from framescope.decompiler.simulate import values as v
 from framescope.decompiler.simulate.sametree import same_tree
 from framescope.decompiler.simulate.state import State
+from framescope.decompiler.structure.arms import ends_control
 from framescope.decompiler.structure.clauses import TRY_NODES, strip_name_cleanup, strip_reraise, without_pass
 from framescope.decompiler.structure.starclauses import StarClauseBuilder, code_after, is_star_handler
 from framescope.decompiler.structure.unreached import UnreachedCode
@@ -224,7 +225,8 @@ class ProtectedBuilder:
         body_end = passed[-1] if passed else None
         # No code after the statement belongs to one except* clause: it runs after them all.
         after = self.clause_tails(after, body_end, [] if star else handlers, ends, states)
-        after, orelse = self.else_clause(hblock, body_end, passed, after, state)
+        after, orelse = self.else_clause(hblock, body_end, passed, after, state,
+                                         all(ends_control(node.body) for node in handlers))
         if (not orelse and len(body_state.stmts) > 1 and isinstance(body_state.stmts[-1], ast.Break)
                 and self.unreached.dead_else_break(hblock)):
             orelse = [body_state.stmts.pop()]
@@ -321,8 +323,16 @@ class ProtectedBuilder:
         return after
 
     def else_clause(self, hblock: Block, body_end: Optional[Block], passed: List[Block], after: Optional[Block],
-                    state: State) -> Tuple[Optional[Block], List[ast.stmt]]:
-        """Where the try statement goes on, and its else clause: what the body runs before it gets there."""
+                    state: State, clauses_leave: bool = False) -> Tuple[Optional[Block], List[ast.stmt]]:
+        """Where the try statement goes on, and its else clause: what the body runs before it
+        gets there. ``clauses_leave``: each except clause ends in a return, raise, break or continue."""
+        if after is None and clauses_leave and body_end is not None and body_end.index < hblock.index \
+                and not (len(body_end.instrs) == 1 and body_end.jump is not None) and not self.ctx.after_try:
+            # Every clause leaves, and the body goes on to code laid out before them: the
+            # else clause (code after the statement would follow the clauses). Not inside
+            # an except clause, where 3.12+ copies the code after the enclosing statement.
+            else_state = State(state.stack)
+            return self.walker.walk(body_end, None, else_state), else_state.stmts
         if after is None and body_end is not None and not versions.COPIES_EXITS:
             after = self.unreached.dead_clause_exit(hblock, body_end)
         if after is None:

@@ -496,6 +496,9 @@ class Structurer:
             return boolop(ast.Or(), cond.expr, sim.expr(false_value))
         if cond.false_kept and false_value is cond.expr:
             return boolop(ast.And(), cond.expr, sim.expr(true_value))
+        if laid_out_first(cond.false_block, cond.true_block):
+            # The value the compiler placed first is the one the source wrote first.
+            return ast.IfExp(test=negate(cond.expr), body=sim.expr(false_value), orelse=sim.expr(true_value))
         return ast.IfExp(test=cond.expr, body=sim.expr(true_value), orelse=sim.expr(false_value))
 
     def join(self, cond: Cond, stop: Optional[Block]) -> Optional[Block]:
