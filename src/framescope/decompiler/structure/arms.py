@@ -120,10 +120,34 @@ def laid_out_first(a: Optional[Block], b: Optional[Block]) -> bool:
     return a is not None and b is not None and a.index < b.index
 
 
+#: The attribute of a ``return`` statement that holds the source line of its instruction.
+LINE = "_framescope_line"
+
+
+def mark_line(stmt: ast.stmt, line: Optional[int]) -> None:
+    """Note the line the instruction that made ``stmt`` has (see `written_apart`)."""
+    setattr(stmt, LINE, line)
+
+
+def written_apart(a: ast.stmt, b: ast.stmt) -> bool:
+    """Whether two look-alike returns of a value are on lines of their own: each written in
+    the source, not one the compiler copied (a copy keeps its line)."""
+    if is_none_return(a):
+        return False  # the implicit return takes the line of each place it was copied to
+    x, y = getattr(a, LINE, None), getattr(b, LINE, None)
+    return x is not None and y is not None and x != y
+
+
+def is_none_return(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.Return) and (stmt.value is None or (
+        isinstance(stmt.value, ast.Constant) and stmt.value.value is None))
+
+
 def common_tail(a: List[ast.stmt], b: List[ast.stmt]) -> List[ast.stmt]:
-    """The statements both lists end with, when those end in a return or raise."""
+    """The statements both lists end with, when those end in a return or raise that the
+    compiler copied into both."""
     n = 0
-    while n < min(len(a), len(b)) and same_tree(a[-1 - n], b[-1 - n]):
+    while n < min(len(a), len(b)) and same_tree(a[-1 - n], b[-1 - n]) and not written_apart(a[-1 - n], b[-1 - n]):
         n += 1
     if not n or not isinstance(a[-1], (ast.Return, ast.Raise)):
         return []

@@ -37,7 +37,7 @@ from framescope.decompiler.structure.loops import LoopBuilder
 from framescope.decompiler.structure.matches import MatchBuilder
 from framescope.decompiler.structure.patterns import MATCH_STARTS
 from framescope.decompiler.structure.arms import (
-    both_arms_leave, if_else, is_bare_raise, is_substantial, laid_out_first, merge_difference,
+    both_arms_leave, if_else, mark_line, is_bare_raise, is_substantial, laid_out_first, merge_difference,
     path_leaves_function, releases, uses_earlier,
 )
 from framescope.decompiler.structure.protected import ProtectedBuilder
@@ -175,6 +175,8 @@ class Structurer:
             raise self.ctx.error("for loop without a back edge", block)
         if last.op in ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE"):
             self.ctx.sim.step(last, state)
+            if state.stmts and isinstance(state.stmts[-1], ast.Return):
+                mark_line(state.stmts[-1], last.line)
             return None
         if i < len(block.instrs):  # not already run as the end of an except clause's clean-up
             self.ctx.sim.step(last, state)
