@@ -73,6 +73,10 @@ FINALLY_SUBROUTINES = PY < (3, 9)
 #: The compiler copies short code that ends the function (``return x``) into each block
 #: that goes there (3.10+); before, it exists once.
 COPIES_EXITS = PY >= (3, 10)
+#: A ``return <constant>`` that ends a try body is laid out after the protected range, before
+#: the handler (up to 3.13; 3.12-3.13 spell it ``RETURN_CONST``); 3.14 may put the code after
+#: the statement there too.
+CONSTANT_RETURN_BEFORE_HANDLER = PY < (3, 14)
 #: The peephole optimizer turns a jump to a lone ``RETURN_VALUE`` into that ``RETURN_VALUE``
 #: (up to 3.9): an arm of a returned conditional value may return it itself.
 RETURN_JUMPS_THREADED = PY < (3, 10)
