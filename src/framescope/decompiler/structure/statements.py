@@ -44,6 +44,13 @@ from framescope.decompiler.structure.protected import ProtectedBuilder
 from framescope.decompiler.graph.traversal import follow_jumps, jump_chain, reachable
 from framescope.errors import DecompilationError
 
+def threaded_break(arm: List[ast.stmt], block: Optional[Block]) -> bool:
+    """Whether an arm that is only ``break`` is the test's own jump to the loop's exit (the
+    source wrote ``if not ok: break``), not a jump of its own after the other arm."""
+    return len(arm) == 1 and isinstance(arm[0], ast.Break) and block is not None \
+        and not (len(block.instrs) == 1 and block.last.op == "JUMP")
+
+
 class Structurer:
     """Build the statement list of one code object: the walk over its blocks."""
 
@@ -379,7 +386,8 @@ class Structurer:
         if true_end is None:
             return self.one_arm_leaves(test, body, orelse, false_state, false_end, state)
         if false_end is None:
-            if body and orelse and laid_out_first(cond.true_block, cond.false_block):
+            if body and orelse and laid_out_first(cond.true_block, cond.false_block) \
+                    and not threaded_break(orelse, cond.false_block):
                 # The arm that goes on comes first: ``if test: body else: <leaves>``.
                 state.stmts.append(ast.If(test=test, body=body, orelse=orelse))
                 state.stack[:] = true_state.stack
