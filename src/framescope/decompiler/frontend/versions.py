@@ -73,6 +73,10 @@ FINALLY_SUBROUTINES = PY < (3, 9)
 #: The compiler copies short code that ends the function (``return x``) into each block
 #: that goes there (3.10+); before, it exists once.
 COPIES_EXITS = PY >= (3, 10)
+#: When every except clause leaves, the code after the try statement follows the clauses,
+#: and only an else clause comes between the body and them (up to 3.11); 3.12+ lays out both
+#: right after the body.
+ELSE_BEFORE_CLAUSES = PY < (3, 12)
 #: A ``return <constant>`` that ends a try body is laid out after the protected range, before
 #: the handler (up to 3.13; 3.12-3.13 spell it ``RETURN_CONST``); 3.14 may put the code after
 #: the statement there too.

@@ -326,7 +326,7 @@ class ProtectedBuilder:
                     state: State, clauses_leave: bool = False) -> Tuple[Optional[Block], List[ast.stmt]]:
         """Where the try statement goes on, and its else clause: what the body runs before it
         gets there. ``clauses_leave``: each except clause ends in a return, raise, break or continue."""
-        if after is None and clauses_leave and body_end is not None and body_end.index < hblock.index \
+        if after is None and clauses_leave and versions.ELSE_BEFORE_CLAUSES and body_end is not None and body_end.index < hblock.index \
                 and not (len(body_end.instrs) == 1 and body_end.jump is not None) and not self.ctx.after_try:
             # Every clause leaves, and the body goes on to code laid out before them: the
             # else clause (code after the statement would follow the clauses). Not inside
