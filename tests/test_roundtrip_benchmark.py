@@ -124,3 +124,36 @@ def test_a_slow_round_trip_is_stopped():
     with pytest.raises(roundtrip.Timeout):
         with roundtrip.time_limit(0.05):
             time.sleep(2)
+
+
+#: Sources whose layout the bytecode tells apart from equivalent ones (guard clauses, arms in
+#: written order, tests not folded across an exit, returns written in each arm): the output
+#: recompiles to the very instructions.
+LAYOUT_SOURCES = [
+    "def f(code, xs):\n    if not len(code):\n        return None\n    xs.append(code)\n    return xs",
+    "def f(xs, out):\n    for x in xs:\n        if x:\n            out.append(x)\n            out.append(-x)\n    return out",
+    "def f(xs, out):\n    for x in xs:\n        if not x:\n            continue\n        out.append(x)\n"
+    "        out.append(-x)\n    return out",
+    pytest.param("def f(xs, out):\n    for x in xs:\n        if x > 0:\n            out.append(x)\n        else:\n"
+                 "            break\n    return out", marks=pytest.mark.xfail(
+                     sys.version_info[:2] in ((3, 10), (3, 12), (3, 13), (3, 14)), strict=True,
+                     reason="an else arm that only breaks comes out as a guard clause")),
+    "def f(xs, out):\n    for x in xs:\n        r = g(x)\n        if not r:\n            break\n        out.append(r)\n"
+    "    return out",
+    pytest.param("def f(a):\n    return f' {a.v}' if a.arg is not None else ''", marks=pytest.mark.xfail(
+        sys.version_info[:2] in ((3, 12), (3, 13)), strict=True,
+        reason="3.12-3.13: a returned conditional value comes out as an if statement with two returns")),
+    "def f(key):\n    if not key.startswith('m:'):\n        return key\n    if (new := g()) is not None:\n"
+    "        return new\n    return key",
+    "def f(event, cb):\n    if event == 'call':\n        g()\n        return cb\n    elif event == 'line':\n"
+    "        h()\n        return cb\n    return cb",
+]
+
+
+@pytest.mark.parametrize("source", LAYOUT_SOURCES)
+def test_the_layout_comes_back_identical(source):
+    from framescope import decompile
+
+    code = function(source)
+    again = function(decompile(code))
+    assert identical.first_difference(code, again) is None, decompile(code)

@@ -48,7 +48,7 @@ def threaded_break(arm: List[ast.stmt], block: Optional[Block]) -> bool:
     """Whether an arm that is only ``break`` is the test's own jump to the loop's exit (the
     source wrote ``if not ok: break``), not a jump of its own after the other arm."""
     return len(arm) == 1 and isinstance(arm[0], ast.Break) and block is not None \
-        and not (len(block.instrs) == 1 and block.last.op == "JUMP")
+        and not all(ins.op == "POP_TOP" for ins in block.instrs[:-1 if block.last.op == "JUMP" else None])
 
 
 class Structurer:
