@@ -286,4 +286,3 @@ def test_partial_stubs_a_function_that_differs_only_in_the_whole(monkeypatch):
     assert "# framescope: cannot decompile fine: recompiled code differs: <module>.fine: " in text
     assert "def fine(a, b=1):\n    raise NotImplementedError(" in text
     assert "def other(self):\n        return refused(1)" in text
-

@@ -7,24 +7,20 @@
 * comprehension bodies (``for``/``if`` nests around an append) → comprehension nodes.
 """
 import ast
-import dis
 import inspect
 from types import CodeType
 from typing import List
 
 from framescope.decompiler.emit.annotations import class_annotations, stored_annotations, stringified
 from framescope.decompiler.frontend import versions
-from framescope.decompiler.frontend.bytecode import instructions
+from framescope.decompiler.frontend.bytecode import instructions, is_jump
 from framescope.decompiler.frontend.opcodes import sets_up_annotations
 from framescope.decompiler.simulate import marks
 from framescope.decompiler.simulate.expressions import negate
 from framescope.decompiler.simulate.sametree import same_tree
-from framescope.decompiler.simulate.state import AssertionErrorName, is_none
+from framescope.decompiler.simulate.state import AssertionErrorName, is_none_return
 from framescope.decompiler.structure.comprehensions import build, collect
 from framescope.errors import DecompilationError
-
-#: Opcodes that jump.
-JUMPS = frozenset(dis.hasjrel + dis.hasjabs)
 
 CLASS_HIDDEN = ("__module__", "__qualname__", "__firstlineno__", "__static_attributes__", "__classdict__",
                 "__classdictcell__", "__type_params__")
@@ -152,7 +148,7 @@ def strip_return_none(body: List[ast.stmt]) -> List[ast.stmt]:
     if not body:
         return body
     last = body[-1]
-    if isinstance(last, ast.Return) and (last.value is None or is_none(last.value)):
+    if is_none_return(last):
         return body[:-1]
     if isinstance(last, ast.If):
         last.body = strip_return_none(last.body) or [ast.Pass()]
@@ -181,11 +177,10 @@ def wrote_final_return(code: CodeType, body: List[ast.stmt]) -> bool:
     ``while``: 3.10+ copies the implicit one into each way there (it has no line of its own),
     so one ``return None`` that more than one way reaches, and no other copy, was written."""
     if not (versions.COPIES_EXITS and len(body) >= 2 and isinstance(body[-2], (ast.If, ast.While))
-            and isinstance(body[-1], ast.Return) and (body[-1].value is None or is_none(body[-1].value))):
+            and is_none_return(body[-1])):
         return False
     exits, final_reached = none_returns(code)
-    written = sum(1 for stmt in body for node in walk_same_scope(stmt)
-                  if isinstance(node, ast.Return) and (node.value is None or is_none(node.value)))
+    written = sum(1 for stmt in body for node in walk_same_scope(stmt) if is_none_return(node))
     return final_reached and exits == written
 
 
@@ -193,7 +188,7 @@ def none_returns(code: CodeType) -> "tuple[int, bool]":
     """How many ``return None`` sequences ``code`` has, and whether a jump reaches the last
     instruction's one (besides falling into it)."""
     instrs = instructions(code)
-    targets = {argval for _, op, _, _, argval in instrs if op in JUMPS}
+    targets = {argval for _, op, _, _, argval in instrs if is_jump(op)}
     count, starts = 0, []
     for k, (offset, _, name, arg, _) in enumerate(instrs):
         if name == "RETURN_CONST" and code.co_consts[arg] is None:
@@ -201,8 +196,9 @@ def none_returns(code: CodeType) -> "tuple[int, bool]":
         elif (name == "RETURN_VALUE" and k and instrs[k - 1][2] == "LOAD_CONST"
               and code.co_consts[instrs[k - 1][3]] is None):
             count, starts = count + 1, starts + [instrs[k - 1][0]]
-    last_is_return = bool(starts) and starts[-1] >= instrs[-2 if instrs[-1][2] == "RETURN_VALUE" else -1][0]
-    return count, last_is_return and starts[-1] in targets
+    # The code's last instructions are its last return None when that starts where they do.
+    last = instrs[-2 if instrs[-1][2] == "RETURN_VALUE" else -1][0]
+    return count, bool(starts) and starts[-1] == last and last in targets
 
 
 def contains_yield(body: List[ast.stmt]) -> bool:

@@ -69,6 +69,13 @@ def _kind(op: int) -> int:
 
 
 _KIND = [_kind(op) for op in range(256)]
+
+
+def is_jump(op: int) -> bool:
+    """Whether opcode ``op`` has a jump target (its argval in `instructions`)."""
+    return _KIND[op] in (_FORWARD, _BACKWARD, _ABSOLUTE)
+
+
 # Bytes from an instruction to the next: itself and its caches.
 _SIZE = [2 + 2 * caches for caches in _CACHES]
 # Name arguments with flags in their low bits: how many bits (3.11+ LOAD_GLOBAL, 3.12+ attributes).

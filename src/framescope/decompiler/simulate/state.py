@@ -131,6 +131,11 @@ def is_none(node: Any) -> bool:
     return isinstance(node, ast.Constant) and node.value is None
 
 
+def is_none_return(stmt: ast.stmt) -> bool:
+    """``return`` or ``return None``."""
+    return isinstance(stmt, ast.Return) and (stmt.value is None or is_none(stmt.value))
+
+
 def as_store(node: ast.expr) -> ast.expr:
     """The same target in store context (for stores of names, attributes, subscripts)."""
     if isinstance(node, ast.Name):

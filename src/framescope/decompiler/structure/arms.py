@@ -9,6 +9,7 @@ from typing import List, Optional
 
 from framescope.decompiler.graph.cfg import Block
 from framescope.decompiler.simulate.sametree import same_tree
+from framescope.decompiler.simulate.state import is_none_return
 from framescope.decompiler.structure.conditions import negate
 
 
@@ -138,11 +139,6 @@ def written_apart(a: ast.stmt, b: ast.stmt) -> bool:
     return x is not None and y is not None and x != y
 
 
-def is_none_return(stmt: ast.stmt) -> bool:
-    return isinstance(stmt, ast.Return) and (stmt.value is None or (
-        isinstance(stmt.value, ast.Constant) and stmt.value.value is None))
-
-
 def common_tail(a: List[ast.stmt], b: List[ast.stmt]) -> List[ast.stmt]:
     """The statements both lists end with, when those end in a return or raise that the
     compiler copied into both."""
@@ -172,3 +168,8 @@ def ends_control(body: List[ast.stmt]) -> bool:
     return False
 
 
+def threaded_break(arm: List[ast.stmt], block: Optional[Block]) -> bool:
+    """Whether an arm that is only ``break`` is the test's own jump to the loop's exit (the
+    source wrote ``if not ok: break``), not a jump of its own after the other arm."""
+    return len(arm) == 1 and isinstance(arm[0], ast.Break) and block is not None \
+        and not all(ins.op == "POP_TOP" for ins in block.instrs[:-1 if block.last.op == "JUMP" else None])

@@ -326,11 +326,7 @@ class ProtectedBuilder:
                     state: State, clauses_leave: bool = False) -> Tuple[Optional[Block], List[ast.stmt]]:
         """Where the try statement goes on, and its else clause: what the body runs before it
         gets there. ``clauses_leave``: each except clause ends in a return, raise, break or continue."""
-        if after is None and clauses_leave and versions.ELSE_BEFORE_CLAUSES and body_end is not None and body_end.index < hblock.index \
-                and not (len(body_end.instrs) == 1 and body_end.jump is not None) and not self.ctx.after_try:
-            # Every clause leaves, and the body goes on to code laid out before them: the
-            # else clause (code after the statement would follow the clauses). Not inside
-            # an except clause, where 3.12+ copies the code after the enclosing statement.
+        if after is None and clauses_leave and self.else_laid_out(hblock, body_end):
             else_state = State(state.stack)
             return self.walker.walk(body_end, None, else_state), else_state.stmts
         if after is None and body_end is not None and not versions.COPIES_EXITS:
@@ -344,6 +340,14 @@ class ProtectedBuilder:
         if end is not None and not self.same_place(follow_jumps(end), follow_jumps(after)):
             raise self.ctx.error("else clause ends elsewhere", body_end)
         return after, else_state.stmts
+
+    def else_laid_out(self, hblock: Block, body_end: Optional[Block]) -> bool:
+        """Whether the body of a try statement whose clauses all leave goes on to code laid out
+        before them, which is then its else clause (the code after the statement would follow
+        the clauses). Not inside an except clause, where 3.12+ copies the code after the
+        enclosing statement."""
+        return (versions.ELSE_BEFORE_CLAUSES and body_end is not None and body_end.index < hblock.index
+                and not (len(body_end.instrs) == 1 and body_end.jump is not None) and not self.ctx.after_try)
 
     def leaves_region(self, after: Optional[Block], body_end: Optional[Block]) -> bool:
         """Whether except clauses that go on at ``after`` leave the enclosing with, the body not."""

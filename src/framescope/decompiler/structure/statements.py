@@ -38,17 +38,11 @@ from framescope.decompiler.structure.matches import MatchBuilder
 from framescope.decompiler.structure.patterns import MATCH_STARTS
 from framescope.decompiler.structure.arms import (
     both_arms_leave, if_else, mark_line, is_bare_raise, is_substantial, laid_out_first, merge_difference,
-    path_leaves_function, releases, uses_earlier,
+    path_leaves_function, releases, threaded_break, uses_earlier,
 )
 from framescope.decompiler.structure.protected import ProtectedBuilder
 from framescope.decompiler.graph.traversal import follow_jumps, jump_chain, reachable
 from framescope.errors import DecompilationError
-
-def threaded_break(arm: List[ast.stmt], block: Optional[Block]) -> bool:
-    """Whether an arm that is only ``break`` is the test's own jump to the loop's exit (the
-    source wrote ``if not ok: break``), not a jump of its own after the other arm."""
-    return len(arm) == 1 and isinstance(arm[0], ast.Break) and block is not None \
-        and not all(ins.op == "POP_TOP" for ins in block.instrs[:-1 if block.last.op == "JUMP" else None])
 
 
 class Structurer:

@@ -27,7 +27,9 @@ class UnreachedCode:
 
     def returns_constant(self, end: Optional[Block], hblock: Block) -> bool:
         """Whether ``end`` is a ``return <constant>`` only the try body reaches, laid out before its handler."""
-        if not versions.CONSTANT_RETURN_BEFORE_HANDLER or end is None or len(end.preds) != 1 or end.index > hblock.index:
+        if not versions.CONSTANT_RETURN_BEFORE_HANDLER:
+            return False
+        if end is None or len(end.preds) != 1 or end.index > hblock.index:
             return False
         return [ins.op for ins in end.instrs] == ["LOAD_CONST", "RETURN_VALUE"]
 
