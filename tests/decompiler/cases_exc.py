@@ -99,4 +99,32 @@ CASES: List[Case] = [
          "            if not blocking:\n                break\n            s[0] += 1\n        else:\n"
          "            s[0] -= 1\n            rc = True\n    return rc, s",
          ["([0], False)", "([0], True)", "([3], False)"]),
+    # A return inside loops inside a try body, and one after them: the loops' returns are no
+    # breaks though the code after the loops returns too.
+    Case("exc_return_in_loops_in_try",
+         "def f(d, r):\n    try:\n        for k, arr in d.items():\n            for node in arr:\n"
+         "                if not node:\n                    return r\n                stack = [node]\n"
+         "                while stack:\n                    cur = stack.pop()\n                    if cur is None:\n"
+         "                        return r\n        return {}\n    except Exception as e:\n        return r",
+         ["({'a': [1, 2]}, 'r')", "({'a': [1, 0]}, 'r')", "({'a': [[None]]}, 'r')", "(None, 'r')"]),
+    Case("exc_return_in_for_in_try_then_return",
+         "def f(d, r):\n    try:\n        for arr in d:\n            if arr:\n                return r\n"
+         "        return d\n    except Exception:\n        return r",
+         ["([0, 1], 'r')", "([0], 'r')", "(None, 'r')"]),
+    # An except clause that leaves the with statement its try ends: by continue, break or
+    # return, after the with's clean-up, while the try body leaves by the with's normal exit.
+    Case("exc_clause_leaves_with_by_continue",
+         "import contextlib\ndef f(parts):\n    out = []\n    for part in parts:\n"
+         "        with contextlib.nullcontext():\n            try:\n                r = 1 / part\n"
+         "            except ZeroDivisionError:\n                if out:\n                    continue\n"
+         "                raise\n        out.append(r)\n    return out",
+         ["([1, 2],)", "([1, 0, 2],)", "([0],)"]),
+    Case("exc_clause_leaves_with_by_break_or_return",
+         "import contextlib\ndef f(parts, stop):\n    out = []\n    for part in parts:\n"
+         "        with contextlib.nullcontext():\n            try:\n                r = 1 / part\n"
+         "            except ZeroDivisionError:\n                if stop:\n                    break\n"
+         "                return out\n        out.append(r)\n    with contextlib.nullcontext():\n"
+         "        try:\n            r = 1 / len(out)\n        except ZeroDivisionError:\n            return None\n"
+         "    return out, r",
+         ["([1, 2], True)", "([1, 0, 2], True)", "([1, 0, 2], False)", "([0], True)"]),
 ]

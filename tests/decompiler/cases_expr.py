@@ -67,6 +67,15 @@ CASES: List[Case] = [
          "def f(name, x):\n    return (g(1, **{'2': 2}), g(**{'\"': 'quote'}), g(**{name: x}), g(*name, **{'a': 1}), g(*name, a=1),"
          " g(**{'a': 1}, **{'b': 2}), g(x, **{'if': 1}))",
          ["('n', 3)"]),
+    # More keywords than the stack holds at once (3.10+ builds them into a dict), on a plain
+    # call and on an attribute of an imported module (3.11+: not a method call).
+    Case("expr_call_many_keywords",
+         "import types as t\n"
+         "def g(**k):\n    return sorted(k.items())\n"
+         "def f(c, x):\n"
+         "    return (g(k0=x, k1=x, k2=x, k3=None if c else x, k4=x, k5=x, k6=x, k7=x, k8=x, k9=x, k10=x, k11=x, k12=x, k13=x, k14=x, k15=x),\n"
+         "            t.SimpleNamespace(k0=x, k1=x, k2=x, k3=None if c else x, k4=x, k5=x, k6=x, k7=x, k8=x, k9=x, k10=x, k11=x, k12=x, k13=x, k14=x, k15=x).k3)",
+         ["(True, 1)", "(False, 2)"]),
     Case("expr_call_bytes_key_dict", "def f():\n    return str('x', **{b'foo': 1})"),
     # An f-string without fields is no docstring (the compiler keeps its value).
     Case("expr_fstring_first_statement",

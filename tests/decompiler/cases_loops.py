@@ -92,4 +92,10 @@ CASES: List[Case] = [
          "                    break\n            else:\n                raise KeyError\n    except KeyError:\n"
          "        m = None\n    return m",
          ["({1: 'a'}, [], 1)", "({}, [('x', 2)], [2])", "({}, [('x', 2)], [3])", "({}, [], 5)"]),
+    # A chained comparison ending a while body: its clean-up jumps back through the loop's test.
+    Case("loop_chained_comparison_ends_while_body",
+         "def f(stack, a, b):\n    out = []\n    while stack:\n        x = stack.pop()\n"
+         "        if 2 <= len(a) < len(x):\n            out.append(a)\n        if 2 <= len(b) < len(x):\n"
+         "            out.append(b)\n    return out",
+         ["([[1, 2, 3], [1]], [1, 2], [1, 2, 3, 4])", "([], [], [])"]),
 ]

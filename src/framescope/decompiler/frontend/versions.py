@@ -51,6 +51,9 @@ LOAD_ATTR_METHOD_BIT = PY >= (3, 12)
 CALL_EX_NULL_SLOT = PY >= (3, 11)
 #: ... and always a keyword-arguments slot, NULL when there are none (3.14+).
 CALL_EX_KWARGS_SLOT = PY >= (3, 14)
+#: ``x.a(...)`` is not compiled as a method call when the module imports ``x`` (3.11+): a NULL,
+#: a plain load of ``x`` and a plain ``LOAD_ATTR`` (3.13+: the NULL after them).
+IMPORTED_NAMES_SKIP_METHOD_CALLS = PY >= (3, 11)
 #: ``MAKE_FUNCTION`` takes the qualified name from the stack (up to 3.10).
 MAKE_FUNCTION_QUALNAME = PY < (3, 11)
 #: A cell object is pushed by ``LOAD_FAST`` of the cell variable (3.13+), not ``LOAD_CLOSURE``.
@@ -58,6 +61,10 @@ CELLS_LOADED_BY_LOAD_FAST = PY >= (3, 13)
 #: A call's keyword arguments after a ``**x`` are merged in one group at a time (``DICT_MERGE``,
 #: 3.9+): ``f(**d, k=v)`` compiles as ``f(**d, **{'k': v})`` does; 3.8 builds them all at once.
 KEYWORDS_MERGED_ONE_BY_ONE = PY >= (3, 9)
+#: A ``**x`` argument is merged into a fresh dict (``BUILD_MAP 0`` + ``DICT_MERGE``, 3.9+), so
+#: a dict that ``CALL_FUNCTION_EX`` takes as built holds keyword arguments: with more than 15
+#: of them (3.10+) even ``f(k0=a, ..., k15=p)`` compiles that way.
+UNPACKED_DICT_MERGED = PY >= (3, 9)
 #: ``in`` and ``is`` have their own opcodes, ``CONTAINS_OP`` and ``IS_OP`` (3.9+); before,
 #: they are ``COMPARE_OP`` 6-9.
 CONTAINS_OP = PY >= (3, 9)

@@ -309,13 +309,11 @@ class ValueSimulator:
 
     def op_LIST_EXTEND(self, ins: Instr, state: State) -> None:
         items = self.pop_expr(state)
-        target = state.stack[-ins.arg]
-        self._extend(target, items)
+        self._extend(state.own_display(ins.arg), items)
 
     def op_SET_UPDATE(self, ins: Instr, state: State) -> None:
         items = self.pop_expr(state)
-        target = state.stack[-ins.arg]
-        self._extend(target, items)
+        self._extend(state.own_display(ins.arg), items)
 
     def _extend(self, target: Any, items: ast.expr) -> None:
         if not isinstance(target, (ast.List, ast.Set)):
@@ -329,7 +327,7 @@ class ValueSimulator:
 
     def op_DICT_UPDATE(self, ins: Instr, state: State) -> None:
         items = self.pop_expr(state)
-        target = state.stack[-ins.arg]
+        target = state.own_display(ins.arg)
         if not isinstance(target, ast.Dict):
             raise DecompilationError("dict update of a non-literal")
         target.keys.append(None)
@@ -337,7 +335,7 @@ class ValueSimulator:
 
     def op_DICT_MERGE(self, ins: Instr, state: State) -> None:
         items = self.pop_expr(state)
-        target = state.stack[-ins.arg]
+        target = state.own_display(ins.arg)
         if not isinstance(target, ast.Dict):
             raise DecompilationError("dict merge of a non-literal")
         target.keys.append(None)
@@ -399,7 +397,7 @@ class ValueSimulator:
     def op_LIST_APPEND(self, ins: Instr, state: State) -> None:
         value = self.pop_expr(state)
         if self.in_display(state, ins.arg, (ast.List, ast.Set)):
-            state.stack[-ins.arg].elts.append(value)
+            state.own_display(ins.arg).elts.append(value)
             return
         self.emit(state, CompAppend(value=value, key=None, depth=ins.arg))
 
@@ -409,8 +407,9 @@ class ValueSimulator:
         value = self.pop_expr(state)
         key = self.pop_expr(state)
         if self.in_display(state, ins.arg, ast.Dict):
-            state.stack[-ins.arg].keys.append(key)
-            state.stack[-ins.arg].values.append(value)
+            target = state.own_display(ins.arg)
+            target.keys.append(key)
+            target.values.append(value)
             return
         self.emit(state, CompAppend(value=value, key=key, depth=ins.arg))
 
@@ -523,12 +522,15 @@ def call_keywords(kwargs: ast.expr, args: List[ast.expr]) -> List[ast.keyword]:
     """The keyword arguments of a ``CALL_FUNCTION_EX`` from the dict it passes.
 
     The dict's own keys are keyword arguments only where they name one and the call has
-    ``*args`` or ``**x`` too (``f(1, k=v)`` alone compiles to a plain call); else the dict
-    is a literal the source unpacked: ``f(1, **{'k': v})``.
+    ``*args`` or ``**x`` too (``f(1, k=v)`` alone compiles to a plain call, unless it has
+    too many keywords for the stack) or the dict cannot be a ``**{...}`` literal (3.9+
+    merges such a literal into a fresh dict); else the dict is a literal the source
+    unpacked: ``f(1, **{'k': v})``.
     """
     if not isinstance(kwargs, ast.Dict):
         return [ast.keyword(arg=None, value=kwargs)]
-    unpacked = None in kwargs.keys or any(isinstance(a, ast.Starred) for a in args)
+    unpacked = None in kwargs.keys or any(isinstance(a, ast.Starred) for a in args) \
+        or versions.UNPACKED_DICT_MERGED
     if not unpacked or not all(k is None or is_keyword_name(k) for k in kwargs.keys):
         return [ast.keyword(arg=None, value=kwargs)]
     keywords = [ast.keyword(arg=None if k is None else k.value, value=val)

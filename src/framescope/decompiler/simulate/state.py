@@ -1,12 +1,19 @@
 """The simulator's data: the walk state, the markers statements leave, and the helpers
 that build names and constants."""
 import ast
+import copy
 import inspect
+import itertools
 from typing import Any, List, Optional
 
 from framescope.decompiler.simulate import values as v
 from framescope.decompiler.simulate.sametree import same_tree
 from framescope.errors import DecompilationError
+
+#: Numbers the paths (`State.serial`); a display under construction records its path's under
+#: this attribute.
+_SERIALS = itertools.count()
+_OWNER = "_framescope_path"
 
 
 BINOPS = {
@@ -75,6 +82,8 @@ class State:
 
     def __init__(self, stack: Optional[list] = None, pushes: int = 0) -> None:
         self.stack: List[Any] = list(stack or [])
+        #: Tells this path's own displays from those it shares with another (`own_display`).
+        self.serial = next(_SERIALS)
         #: Values pushed so far on this path (every CHECK_EVERY-th one checks the depth).
         self.pushes = pushes
         self.stmts: List[ast.stmt] = []
@@ -109,6 +118,23 @@ class State:
         items = self.stack[-n:]
         del self.stack[-n:]
         return items
+
+    def own_display(self, depth: int) -> Any:
+        """The literal being built at ``stack[-depth]``, this path's own to add to.
+
+        Two paths from a branch start with one stack; a display built across the branch
+        (3.10 copies the code after it into each path) is copied before the first item
+        this path adds, so the other path does not see it.
+        """
+        node = self.stack[-depth]
+        if isinstance(node, (ast.List, ast.Set, ast.Tuple, ast.Dict)) and getattr(node, _OWNER, None) != self.serial:
+            node = copy.copy(node)
+            for field in ("elts", "keys", "values"):
+                if hasattr(node, field):
+                    setattr(node, field, list(getattr(node, field)))
+            setattr(node, _OWNER, self.serial)
+            self.stack[-depth] = node
+        return node
 
     def copy(self) -> "State":
         return State(self.stack, self.pushes)

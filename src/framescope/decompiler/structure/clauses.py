@@ -11,6 +11,7 @@ from typing import List, Optional
 from framescope.decompiler.frontend import versions
 from framescope.decompiler.simulate import marks
 from framescope.decompiler.simulate.state import ExceptEnd
+from framescope.decompiler.structure.arms import ends_control
 
 #: The try statements: ``except`` clauses, and ``except*`` ones where the grammar has them.
 TRY_NODES = (ast.Try, ast.TryStar) if versions.EXCEPT_STAR else (ast.Try,)
@@ -81,3 +82,19 @@ def is_name_reset(stmt: ast.stmt, name: str, step: int) -> bool:
 def without_pass(body: List[ast.stmt]) -> List[ast.stmt]:
     """A clause's statements without the ``pass`` that stood for an empty body."""
     return [s for s in body if not isinstance(s, ast.Pass)]
+
+
+def leaving_by(body: List[ast.stmt], exit: List[ast.stmt]) -> List[ast.stmt]:
+    """A clause's statements followed by ``exit``, the statement it leaves the try by.
+
+    Where the clause ends with an ``if`` whose body goes on and whose ``else`` leaves, only
+    the body gets there: the source wrote ``if ok: continue`` then ``raise``.
+    """
+    body = without_pass(body)
+    last = body[-1] if body else None
+    if (len(exit) == 1 and isinstance(exit[0], (ast.Return, ast.Break, ast.Continue)) and isinstance(last, ast.If)
+            and ends_control(last.orelse) and not ends_control(last.body)):
+        last.body = leaving_by(last.body, exit)
+        return body
+    return body + exit
+

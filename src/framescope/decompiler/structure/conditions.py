@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, List, Optional
 from framescope.decompiler.graph.cfg import Block
 from framescope.decompiler.graph.normalize import same_exit as copies_of_one_exit
 from framescope.decompiler.graph.normalize import same_handling, same_run
+from framescope.decompiler.graph.traversal import follow_jumps
 from framescope.decompiler.simulate import marks
 from framescope.decompiler.simulate import values as v
 from framescope.decompiler.simulate.expressions import negate
@@ -228,6 +229,8 @@ def same_exit_after_pops(a: Optional[Block], a_state: State, b: Optional[Block])
         return True
     if a is None or b is None:
         return False
+    if a is not b and follow_jumps(a) is follow_jumps(b):
+        return True  # one jumps straight there, the other's clean-up through the loop's jump back
     pops = 0
     while pops < len(a.instrs) and a.instrs[pops].op == "POP_TOP":
         pops += 1

@@ -115,7 +115,8 @@ class LoopBuilder:
         for block in body:
             target = trampoline_target(block)
             if target is not None and target not in body and block.instrs[0].op == "POP_TOP":
-                tally.note(target, block)
+                if not (is_for and returns_from_loops(target, exit)):
+                    tally.note(target, block)
                 continue
             if is_for and exit is not None and not block.succs() and tally.break_copy(block):
                 continue
@@ -137,12 +138,15 @@ class LoopBuilder:
         target = trampoline_target(succ)
         if target is None and is_for and succ.instrs[0].op == "POP_TOP" and exit is not None:
             # ``break`` whose jump to the code after the loop was replaced by a copy of it.
-            tally.note(copied_tail(succ.instrs[1:], exit) or exit, succ)
+            copy = copied_tail(succ.instrs[1:], exit)
+            if copy is None and leaves_function(succ) and not falls_into(succ, exit):
+                return  # pops the iterators of loops around this one too, then returns
+            tally.note(copy or exit, succ)
             return
         if target is None:
             breaks = is_for and (break_exit(block) is succ or pops_and_jumps(block, succ))
             if leaves_function(succ) and not breaks and not falls_into(exit, succ):
-                original = self.left_region_copy(body, succ, exit)
+                original = None if lifts_value(block) else self.left_region_copy(body, succ, exit)
                 if original is not None:  # ``break`` to a copy of the code after the loop
                     tally.note(original, succ)
                 return
@@ -453,6 +457,8 @@ def copied_tail(tail: List[Instr], exit: Block) -> Optional[Block]:
     while current is not None and seen < 50:
         if same_run(current.instrs, tail):
             return current
+        if current.fall is not None and current.jump is not None:
+            return None  # a branch (or the header of a loop around this one): no copy made it this far
         current = current.fall if current.fall is not None else current.jump
         seen += 1
     return None
@@ -504,6 +510,21 @@ def pops_and_jumps(block: Block, succ: Block) -> bool:
     if len(instrs) == 1:  # 3.11+: the break jumps to a lone jump on
         return bool(block.preds) and all(len(p.instrs) > 1 and pops_and_jumps(p, block) for p in block.preds)
     return pops_then_jumps(block)
+
+
+def returns_from_loops(target: Block, exit: Optional[Block]) -> bool:
+    """Whether a jump that pops a ``for`` loop's iterator to ``target`` is a return from
+    loops around it too: ``target`` pops another iterator and returns (the compiler shares
+    one copy of ``return CONSTANT`` between the loops), and the loop's exit is elsewhere."""
+    return target is not exit and target.instrs[0].op == "POP_TOP" and leaves_function(target) \
+        and not falls_into(exit, target)
+
+
+def lifts_value(block: Block) -> bool:
+    """Whether ``block`` ends by popping the loop's iterator from under a value: a ``return``
+    from the loop on its way to a ``RETURN_VALUE`` it shares with the code after the loop."""
+    instrs = block.instrs
+    return len(instrs) >= 2 and instrs[-1].op == "POP_TOP" and instrs[-2].op == "SWAP" and instrs[-2].arg == 2
 
 
 def falls_into(start: Optional[Block], target: Block) -> bool:

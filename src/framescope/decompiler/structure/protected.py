@@ -18,7 +18,7 @@ from framescope.decompiler.simulate import values as v
 from framescope.decompiler.simulate.sametree import same_tree
 from framescope.decompiler.simulate.state import State
 from framescope.decompiler.structure.arms import ends_control
-from framescope.decompiler.structure.clauses import TRY_NODES, strip_name_cleanup, strip_reraise, without_pass
+from framescope.decompiler.structure.clauses import TRY_NODES, leaving_by, strip_name_cleanup, strip_reraise, without_pass
 from framescope.decompiler.structure.starclauses import StarClauseBuilder, code_after, is_star_handler
 from framescope.decompiler.structure.unreached import UnreachedCode
 
@@ -285,7 +285,7 @@ class ProtectedBuilder:
             if path is not None:
                 rest = State(st.stack)
                 self.finish_exit(path, rest)
-                node.body = without_pass(node.body) + rest.stmts
+                node.body = leaving_by(node.body, rest.stmts)
                 end = None
             out.append(end)
         return out
@@ -309,7 +309,7 @@ class ProtectedBuilder:
                 if end is not None:
                     rest = State(st.stack)
                     self.finish_exit(path, rest)
-                    handler_node.body = without_pass(handler_node.body) + rest.stmts
+                    handler_node.body = leaving_by(handler_node.body, rest.stmts)
             after = None
         tails = [st.tail for st in states if st.tail is not None]
         if after is None and tails:
@@ -350,13 +350,14 @@ class ProtectedBuilder:
                 and not (len(body_end.instrs) == 1 and body_end.jump is not None) and not self.ctx.after_try)
 
     def leaves_region(self, after: Optional[Block], body_end: Optional[Block]) -> bool:
-        """Whether except clauses that go on at ``after`` leave the enclosing with, the body not."""
+        """Whether except clauses that go on at ``after`` leave the enclosing with by a way of
+        their own (a return, break or continue after the with's clean-up), the body not."""
         if after is None or body_end is None or not self.ctx.regions or self.same_place(after, body_end):
             return False
         region = self.ctx.regions[-1]
-        if self.ctx.hmap.kind(region.handler) != WITH or region.contains(after) or not region.contains(body_end):
+        if self.ctx.hmap.kind(region.handler) != WITH or region.contains(after):
             return False  # leaving a try needs no code on 3.11+: no sign of a statement there
-        seen, work = set(), [body_end]
+        seen, work = set(), [body_end] if region.contains(body_end) else []
         while work:  # an else clause that goes on where the clauses go: they fall off the try
             block = work.pop()
             if block in seen:
@@ -365,6 +366,8 @@ class ProtectedBuilder:
                 return False
             seen.add(block)
             work.extend(block.succs())
+        # A body that leaves the with too (the try ends the with body) leaves it by its
+        # normal exit: the clauses' own exit is then theirs alone.
         return self.exit_path(after) is not None
 
     def exit_path(self, block: Optional[Block]) -> Optional[List[Block]]:

@@ -21,6 +21,7 @@ Only the standard library and the running interpreter's ``dis`` are used.
 from __future__ import annotations
 
 import __future__
+import dis
 import io
 import math
 import tokenize
@@ -308,7 +309,9 @@ def recompile_function(source: str, code: CodeType) -> CodeType:
     variables, so that it is compiled as nested.  The future imports
     recorded in ``code.co_flags`` are in force.  Raises ``SyntaxError`` when
     the source does not compile and ``ValueError`` when it defines no
-    function named ``code.co_name``.
+    function named ``code.co_name``.  The names ``code`` calls attributes of as
+    imported names (`imported_names`) are imported at the end of the module, so
+    that the calls compile as they did in their own module.
     """
     free = [name for name in code.co_freevars if name != "__class__"]
     path = []
@@ -320,6 +323,7 @@ def recompile_function(source: str, code: CodeType) -> CodeType:
         binds = "".join("    %s = None\n" % name for name in free)
         text = "def __framescope_outer__():\n" + binds + _reindent(text, 0, "    ")
         path.append("__framescope_outer__")
+    text += "".join("import %s\n" % name for name in sorted(imported_names(code)))
     module = compile(text, "<decompiled>", "exec", flags=future_flags(code), dont_inherit=True)
     found = module
     for name in list(reversed(path)) + [code.co_name]:
@@ -327,6 +331,42 @@ def recompile_function(source: str, code: CodeType) -> CodeType:
         if found is None:
             raise ValueError("decompiled source defines no function named %r" % code.co_name)
     return found
+
+
+_NAME_LOADS = frozenset(["LOAD_FAST", "LOAD_DEREF", "LOAD_NAME", "LOAD_GLOBAL", "LOAD_CLASSDEREF",
+                         "LOAD_FAST_BORROW", "LOAD_FAST_CHECK"])
+
+
+def imported_names(code: CodeType) -> set:
+    """The names whose attributes ``code`` (or code nested in it) calls the way it calls
+    the attributes of names its module imports (`versions.IMPORTED_NAMES_SKIP_METHOD_CALLS`).
+
+    A call that cannot be a method call anyway (``x.a(*args)``) has the same shape, so
+    a name found here may not be imported; declaring it costs nothing, because the
+    comparison spells both kinds of call alike, except where the way a call's keywords
+    are passed depends on it (more than 15 keywords).
+    """
+    names: set = set()
+    if not versions.IMPORTED_NAMES_SKIP_METHOD_CALLS:
+        return names
+    instructions = list(dis.get_instructions(code))
+    for i in range(len(instructions) - 1):
+        load, attribute = instructions[i], instructions[i + 1]
+        if load.opname not in _NAME_LOADS or attribute.opname != "LOAD_ATTR":
+            continue
+        if versions.LOAD_ATTR_METHOD_BIT and attribute.arg & 1:
+            continue
+        if versions.NULL_AFTER_CALLABLE:
+            called = i + 2 < len(instructions) and instructions[i + 2].opname == "PUSH_NULL"
+        else:
+            called = (load.opname == "LOAD_GLOBAL" and load.arg & 1) or (
+                i > 0 and instructions[i - 1].opname == "PUSH_NULL")
+        if called and isinstance(load.argval, str):
+            names.add(load.argval)
+    for const in code.co_consts:
+        if isinstance(const, CodeType):
+            names |= imported_names(const)
+    return names
 
 
 def _child(code: CodeType, name: str) -> Optional[CodeType]:
