@@ -127,4 +127,12 @@ CASES: List[Case] = [
          "        try:\n            r = 1 / len(out)\n        except ZeroDivisionError:\n            return None\n"
          "    return out, r",
          ["([1, 2], True)", "([1, 0, 2], True)", "([1, 0, 2], False)", "([0], True)"]),
+    # A with statement that always raises ends an ``except ... as e`` clause: the code after
+    # the with (reached when __exit__ swallows the exception) is the clause's clean-up.
+    Case("exc_with_raising_ends_named_clause",
+         "import contextlib\ndef f(x, swallow):\n    try:\n        r = 1 / x\n    except ZeroDivisionError as e:\n"
+         "        with contextlib.suppress(ValueError if swallow else KeyError) as h:\n"
+         "            if h is None:\n                raise ValueError('x') from e\n            else:\n"
+         "                raise OSError('y')\n        r = 0\n    return r",
+         ["(2, True)", "(0, True)", "(0, False)"]),
 ]

@@ -98,4 +98,17 @@ CASES: List[Case] = [
          "        if 2 <= len(a) < len(x):\n            out.append(a)\n        if 2 <= len(b) < len(x):\n"
          "            out.append(b)\n    return out",
          ["([[1, 2, 3], [1]], [1, 2], [1, 2, 3, 4])", "([], [], [])"]),
+    # ``return CONSTANT`` from two loops: the compiler pops both iterators, and may share the
+    # return with the outer loop's own; no break to a for-else.
+    Case("loop_return_constant_from_nested_loops",
+         "def f(bufs, ok):\n    for buf in bufs:\n        if buf:\n            if not ok:\n                return False\n"
+         "        else:\n            for a in buf:\n                if a != 1:\n                    return False\n    return True",
+         ["([[1]], True)", "([[], [2]], True)", "([[], [1]], False)", "([[1], []], True)"]),
+    # A return from a loop in an except clause (in a loop, too) is no break out of the clause.
+    Case("loop_return_from_loop_in_except_clause",
+         "def f(kw, deps):\n    try:\n        kw[0]\n    except KeyError:\n        for d in deps:\n            if d:\n"
+         "                return False\n    for name, value in kw.items():\n        try:\n            if value():\n"
+         "                return False\n        except KeyError:\n            for name in deps:\n"
+         "                if name in kw:\n                    return None\n    return True",
+         ["({}, [0, 1])", "({}, [0])", "({0: lambda: 0}, [])", "({0: lambda: 1}, [])", "({0: dict}, [])"]),
 ]

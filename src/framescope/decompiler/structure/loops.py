@@ -145,6 +145,8 @@ class LoopBuilder:
             return
         if target is None:
             breaks = is_for and (break_exit(block) is succ or pops_and_jumps(block, succ))
+            if breaks and block.jump is None and succ.last.op == "RETURN_VALUE" and not falls_into(exit, succ):
+                breaks = False  # falls into a return the loop's own exit does not get to: ``return``
             if leaves_function(succ) and not breaks and not falls_into(exit, succ):
                 original = None if lifts_value(block) else self.left_region_copy(body, succ, exit)
                 if original is not None:  # ``break`` to a copy of the code after the loop
@@ -428,11 +430,15 @@ def has_append(stmts: List[ast.stmt]) -> bool:
 def returns_after_statements(instrs: List[Instr]) -> bool:
     """Whether ``instrs`` run statements and then return or raise without touching a loop iterator.
 
-    A lone ``return <constant>`` is left as it is: inside the loop it compiles the same.
+    A lone ``return <constant>`` (also out of an except clause) is left as it is: inside
+    the loop it compiles the same.
     """
     if not instrs or instrs[-1].op not in ("RETURN_VALUE", "RAISE_VARARGS") or instrs[0].op == "POP_TOP":
         return False  # a statement never starts by popping: that is a return from nested loops
-    if len(instrs) == 2 and instrs[0].op == "LOAD_CONST" and instrs[1].op == "RETURN_VALUE":
+    ops = [ins.op for ins in instrs]
+    while ops and ops[0] == "POP_EXCEPT":
+        ops = ops[1:]  # leaving an except clause on the way
+    if ops == ["LOAD_CONST", "RETURN_VALUE"]:
         return False
     return not any(ins.op == "POP_TOP" and instrs[i - 1].op in ("SWAP", "ROT")
                    for i, ins in enumerate(instrs) if i)

@@ -187,11 +187,15 @@ class ProtectedBuilder:
             return self.ctx.cfg.blocks[nxt] if nxt < len(self.ctx.cfg.blocks) else None
         if hblock.last.op != "POP_JUMP_IF_TRUE" or ops.index("WITH_EXCEPT_START") != len(ops) - 2:
             return None
-        block, seen = hblock.jump, 0
+        block, seen, released = hblock.jump, 0, False
         while block is not None and seen < 10:
             seen += 1
             i = 0
             while i < len(block.instrs) and block.instrs[i].op in ("POP_TOP", "POP_EXCEPT", "NOP"):
+                if block.instrs[i].op == "POP_EXCEPT":
+                    if released:
+                        break  # the end of an except clause the with statement ends
+                    released = True
                 i += 1  # drop the exception, its state and the context manager's exit
             if i < len(block.instrs) and block.instrs[i].op != "JUMP":
                 if i:
@@ -240,7 +244,8 @@ class ProtectedBuilder:
     def try_body(self, block: Block, handler: Handler, body_state: State, depth: int) -> Optional[Block]:
         """Walk the try body into ``body_state``; where it goes on (None when it cannot complete)."""
         body_end = self.region_body(block, handler, body_state, depth)
-        if self.unreached.returns_constant(body_end, self.ctx.hmap.block(handler)) and len(body_state.stack) == depth:
+        if (self.unreached.returns_constant(body_end, self.ctx.hmap.block(handler)) and len(body_state.stack) == depth
+                and pops_iterators(body_end, body_state.stack)):
             # ``return <constant>`` ends the body: the compiler leaves the block first (the
             # constant cannot raise), so the return follows the region, before the handler.
             for ins in body_end.instrs:
@@ -585,3 +590,13 @@ def repeated_tail(start: Optional[Block], instrs: List[Instr]) -> Optional[Block
         block = block.fall if block.fall is not None else block.jump
         seen += 1
     return None
+
+
+def pops_iterators(block: Block, stack: list) -> bool:
+    """Whether the values the ``POP_TOP`` instructions ``block`` starts with pop off ``stack``
+    are loops' iterators (a return from inside the loops)."""
+    pops = 0
+    while pops < len(block.instrs) and block.instrs[pops].op == "POP_TOP":
+        pops += 1
+    return pops <= len(stack) and all(isinstance(x, v.Iterator) for x in stack[len(stack) - pops:])
+

@@ -26,12 +26,17 @@ class UnreachedCode:
         self.loop_builder = loop_builder
 
     def returns_constant(self, end: Optional[Block], hblock: Block) -> bool:
-        """Whether ``end`` is a ``return <constant>`` only the try body reaches, laid out before its handler."""
+        """Whether ``end`` is a ``return <constant>`` only the try body reaches, laid out before its handler
+        (after popping the iterators of the loops around the try, if it returns from them)."""
         if not versions.CONSTANT_RETURN_BEFORE_HANDLER:
             return False
         if end is None or len(end.preds) != 1 or end.index > hblock.index:
             return False
-        return [ins.op for ins in end.instrs] == ["LOAD_CONST", "RETURN_VALUE"]
+        ops = [ins.op for ins in end.instrs]
+        pops = 0
+        while pops < len(ops) and ops[pops] == "POP_TOP":
+            pops += 1  # the iterators of the loops it returns from
+        return ops[pops:] == ["LOAD_CONST", "RETURN_VALUE"]
 
     def dead_clause_exit(self, hblock: Block, body_end: Block) -> Optional[Block]:
         """Where the clauses would go on, when none can reach its end (3.8-3.9 keep that code).
