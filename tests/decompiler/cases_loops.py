@@ -111,4 +111,10 @@ CASES: List[Case] = [
          "                return False\n        except KeyError:\n            for name in deps:\n"
          "                if name in kw:\n                    return None\n    return True",
          ["({}, [0, 1])", "({}, [0])", "({0: lambda: 0}, [])", "({0: lambda: 1}, [])", "({0: dict}, [])"]),
+    # A closure whose first statement is ``while a or b``: the prologue (3.11+) shares the
+    # test's block.
+    Case("loop_compound_test_first_in_closure",
+         "def f(a, b):\n    out = []\n    def step(a, b):\n        while a != 0 or b != 0:\n"
+         "            a, b = max(0, a - 1), max(0, b - 2)\n            out.append((a, b))\n    step(a, b)\n    return out",
+         ["(2, 3)", "(0, 0)"]),
 ]

@@ -21,7 +21,8 @@ Everything after it sees one spelling:
   None for no match), which a ``POP_JUMP_IF_NONE`` tests on a copy (3.10's success flag
   becomes that copy and test);
 * no-ops dropped: ``CACHE``, ``EXTENDED_ARG``, ``NOP``, ``RESUME``, ``TO_BOOL``,
-  ``NOT_TAKEN``, ``PRECALL``, ``KW_NAMES`` (folded into the following ``CALL``).
+  ``NOT_TAKEN``, ``PRECALL``, ``KW_NAMES`` (folded into the following ``CALL``), and the
+  prologue's ``MAKE_CELL`` and ``COPY_FREE_VARS``.
 
 Exception ranges come from the exception table on 3.11+ and from the block stack
 (``SETUP_FINALLY``/``SETUP_WITH``/``POP_BLOCK``) on 3.8-3.10, see `blockstack.py`.
@@ -62,6 +63,9 @@ SAME_AS = {
 #: Operations with no effect on what the source says.
 DROPPED = frozenset({
     "CACHE", "EXTENDED_ARG", "NOP", "RESUME", "TO_BOOL", "NOT_TAKEN", "PRECALL", "KW_NAMES",
+    # The prologue of a function with cells (3.11+): in the block of the first statement it
+    # would hide a loop test that starts the function from the loop's copy of it.
+    "MAKE_CELL", "COPY_FREE_VARS",
 })
 
 #: Loads whose argument names the constant/local directly through ``argval``.
