@@ -245,28 +245,43 @@ def fold(outer: Cond, side: str, inner: Cond) -> Optional[Cond]:
     if exit_between(outer.false_block if side == "true" else outer.true_block, outer, inner):
         return None
     if side == "true":
-        if same_exit_after_pops(outer.false_block, outer.false_state, inner.false_block) and \
+        if shares_exit(outer.false_block, outer.false_state, inner.false_block, inner) and \
                 same_keeping(outer.false_kept, inner.false_kept, inner.false_block, inner.false_state):
             expr = boolop(ast.And(), a, b)
             return rebuild(expr, outer, inner.true_block, inner.true_state, inner.true_kept,
                            inner.false_block, inner.false_state, inner.false_kept)
-        if same_exit_after_pops(outer.false_block, outer.false_state, inner.true_block) and \
+        if shares_exit(outer.false_block, outer.false_state, inner.true_block, inner) and \
                 not inner.true_kept and not outer.false_kept:
             expr = boolop(ast.And(), a, negate(b))
             return rebuild(expr, outer, inner.false_block, inner.false_state, inner.false_kept,
                            inner.true_block, inner.true_state, False)
         return None
-    if same_exit_after_pops(outer.true_block, outer.true_state, inner.true_block) and \
+    if shares_exit(outer.true_block, outer.true_state, inner.true_block, inner) and \
             same_keeping(outer.true_kept, inner.true_kept, inner.true_block, inner.true_state):
         expr = boolop(ast.Or(), a, b)
         return rebuild(expr, outer, inner.true_block, inner.true_state, inner.true_kept,
                        inner.false_block, inner.false_state, inner.false_kept)
-    if same_exit_after_pops(outer.true_block, outer.true_state, inner.false_block) and \
+    if shares_exit(outer.true_block, outer.true_state, inner.false_block, inner) and \
             not inner.false_kept and not outer.true_kept:
         expr = boolop(ast.Or(), a, negate(b))
         return rebuild(expr, outer, inner.false_block, inner.false_state, False,
                        inner.true_block, inner.true_state, inner.true_kept)
     return None
+
+
+def shares_exit(outer_block: Optional[Block], outer_state: State, inner_block: Optional[Block], inner: Cond) -> bool:
+    """Whether the arm of ``outer`` and the arm of ``inner`` go one place, the way the two
+    tests of an ``and``/``or`` do.
+
+    Not when ``inner``'s arm is a jump back of its own laid out right after it (``if b:
+    continue`` inside ``if a:``): the short-circuit jumps of ``a and b`` go straight on.
+    """
+    fall = inner.head.fall
+    if (inner_block is not None and fall is not None and fall.index == inner.head.index + 1
+            and len(fall.instrs) == 1 and fall.last.op == "JUMP" and fall.jump.index <= inner.head.index
+            and inner_block in (fall, follow_jumps(fall))):
+        return False  # a jump back to a loop's start: ``continue``
+    return same_exit_after_pops(outer_block, outer_state, inner_block)
 
 
 def exit_between(block: Optional[Block], outer: Cond, inner: Cond) -> bool:

@@ -389,8 +389,7 @@ class Structurer:
                 return true_end
             return self.one_arm_leaves(negate(test), orelse, body, true_state, true_end, state)
         if (self.ctx.loops and true_end is self.ctx.loops[-1].header and false_end is true_end
-                and bool(body) != bool(orelse) and is_substantial(body or orelse)
-                and self.continue_laid_out_first(cond, bool(body))):
+                and bool(body) != bool(orelse) and self.continue_laid_out_first(cond, bool(body))):
             # One arm goes straight back to the loop, by a jump placed before the other arm:
             # the source wrote a guard clause.
             guard = test if not body else negate(test)
