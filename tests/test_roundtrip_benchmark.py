@@ -147,6 +147,13 @@ LAYOUT_SOURCES = [
     "        return new\n    return key",
     "def f(event, cb):\n    if event == 'call':\n        g()\n        return cb\n    elif event == 'line':\n"
     "        h()\n        return cb\n    return cb",
+    "def f(xs, res, out):\n    for x in xs:\n        if x:\n            if res is None:\n                continue\n"
+    "            out.append(x)\n    return out",
+    "def f(x, out):\n    if x == 1:\n        out.append(x)\n    elif x == 2:\n        pass\n    else:\n"
+    "        raise ValueError(x)\n    out.append(0)",
+    "def f(x, out):\n    if x == 2:\n        pass\n    else:\n        raise ValueError(x)\n    out.append(0)",
+    "def f(xs, out):\n    for x in xs:\n        for y in x:\n            if y != 1:\n                return False\n"
+    "    if not out:\n        return False\n    return True",
 ]
 
 

@@ -369,6 +369,14 @@ class Structurer:
         if merged is not None:
             state.stmts.extend(merged)
             return None
+        passed = self.passed_arm(cond, true_end, false_end, body, orelse)
+        if passed is not None:  # ``if test: pass`` then ``else:`` an arm that leaves
+            test, leaving, after, end, arm_state = passed
+            state.stmts.append(ast.If(test=test, body=[ast.Pass()], orelse=leaving))
+            state.stmts.extend(after)
+            state.stack[:] = arm_state.stack
+            state.ended = state.ended or arm_state.ended
+            return end
         if body and orelse and laid_out_first(cond.false_block, cond.true_block):
             # The arm the compiler placed first is the one the source wrote first.
             test, body, orelse = negate(test), orelse, body
@@ -401,6 +409,24 @@ class Structurer:
         state.stack[:] = true_state.stack
         state.ended = state.ended or ended
         return true_end
+
+    def passed_arm(self, cond: Cond, true_end: Optional[Block], false_end: Optional[Block],
+                   body: List[ast.stmt], orelse: List[ast.stmt]):
+        """``(test, leaving arm, the statements after, where the walk goes on, the state there)``
+        when the test falls into a jump of its own laid out right after it and the other arm
+        returns or raises: the source wrote ``if test: pass`` and an ``else`` (the jump is the ``pass``
+        arm's way past it); else None."""
+        head = cond.head
+        fall = head.fall
+        if (fall is None or fall.index != head.index + 1 or len(fall.instrs) != 1 or fall.last.op != "JUMP"
+                or not head.last.is_cond_jump()):
+            return None
+        target = follow_jumps(fall)
+        if false_end is None and leaves_function(orelse) and cond.true_block in (fall, target):
+            return cond.expr, orelse, body, true_end, cond.true_state
+        if true_end is None and leaves_function(body) and cond.false_block in (fall, target):
+            return negate(cond.expr), body, orelse, false_end, cond.false_state
+        return None
 
     def continue_laid_out_first(self, cond: Cond, true_arm_stays: bool) -> bool:
         """Whether the arm of ``cond`` that goes straight back to the loop's header is a jump of
@@ -551,3 +577,9 @@ class Structurer:
             if common:
                 return min(common, key=lambda b: b.index)
         return inner
+
+
+def leaves_function(arm: List[ast.stmt]) -> bool:
+    """Whether an arm ends with a return or raise of its own."""
+    return bool(arm) and isinstance(arm[-1], (ast.Return, ast.Raise))
+
