@@ -135,4 +135,11 @@ CASES: List[Case] = [
          "            if h is None:\n                raise ValueError('x') from e\n            else:\n"
          "                raise OSError('y')\n        r = 0\n    return r",
          ["(2, True)", "(0, True)", "(0, False)"]),
+    # The code after a try whose body always raises: 3.12+ lays it out right after the
+    # except clause, which only falls into it.
+    Case("exc_code_after_try_whose_body_raises",
+         "def f(items):\n    try:\n        it = iter(items)\n        first = next(it)\n    except StopIteration:\n"
+         "        return None\n    try:\n        next(it)\n        raise ValueError('more than one')\n"
+         "    except StopIteration:\n        pass\n    return first",
+         ["([],)", "([1],)", "([1, 2],)"]),
 ]

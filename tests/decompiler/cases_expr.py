@@ -76,6 +76,11 @@ CASES: List[Case] = [
          "    return (g(k0=x, k1=x, k2=x, k3=None if c else x, k4=x, k5=x, k6=x, k7=x, k8=x, k9=x, k10=x, k11=x, k12=x, k13=x, k14=x, k15=x),\n"
          "            t.SimpleNamespace(k0=x, k1=x, k2=x, k3=None if c else x, k4=x, k5=x, k6=x, k7=x, k8=x, k9=x, k10=x, k11=x, k12=x, k13=x, k14=x, k15=x).k3)",
          ["(True, 1)", "(False, 2)"]),
+    # A conditional value formatted in a returned f-string: 3.12+ copies the formatting
+    # and the return into both arms.
+    Case("expr_fstring_conditional_field_returned",
+         "def f(s, d):\n    return f'{s}: {d.real if d else \"#\"} {d if d else 1}'",
+         ["('a', 2)", "('b', 0)"]),
     Case("expr_call_bytes_key_dict", "def f():\n    return str('x', **{b'foo': 1})"),
     # An f-string without fields is no docstring (the compiler keeps its value).
     Case("expr_fstring_first_statement",

@@ -72,6 +72,21 @@ class ProtectedBuilder:
             return False
         return bool(self.ctx.after_try) and repeated_tail(self.ctx.after_try[-1], instrs) is not None
 
+    def follows_try(self, instrs: List[Instr]) -> bool:
+        """Whether ``instrs``, right after a clause's ``POP_EXCEPT``, are the code after a try
+        statement whose body never gets there (3.12+ lays that code out right after the
+        clause): not a return of a constant or a jump, the only ways a clause leaves after
+        ``POP_EXCEPT`` (a return of another value loads it first), and no ``with`` or
+        ``finally`` around whose clean-up could come first."""
+        if not versions.COPIES_EXITS or not self.ctx.after_try or self.ctx.after_try[-1] is not None:
+            return False
+        if self.ctx.regions or self.ctx.cfg.finally_copies:
+            return False
+        ops = [ins.op for ins in instrs]
+        # A statement never starts by popping: that is a return from loops around the clause.
+        return bool(ops) and ops[0] not in JUMPS and ops[0] != "POP_TOP" \
+            and ops not in (["LOAD_CONST", "RETURN_VALUE"], ["RETURN_CONST"])
+
     def name_cleanup(self, instrs, i: int, state: State) -> int:
         """Run ``name = None; del name`` after ``POP_EXCEPT``, if present; return the next index."""
         run = [ins.op for ins in instrs[i:i + 3]]
@@ -320,7 +335,8 @@ class ProtectedBuilder:
         if after is None and tails:
             after = self.shared_tail(body_end, tails[0])
         for handler_node, st in zip(handlers, states):
-            if st.tail is not None and (after is None or not same_run(after.instrs, st.tail[0].instrs[st.tail[1]:])):
+            if st.tail is not None and after is not st.tail[0] and (
+                    after is None or not same_run(after.instrs, st.tail[0].instrs[st.tail[1]:])):
                 # Not the code after the try: the clause's own last statements.
                 rest = State(st.stack)
                 self.walker.walk(st.tail[0], None, rest, st.tail[1])

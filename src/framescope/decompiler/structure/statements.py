@@ -154,7 +154,8 @@ class Structurer:
             if state.ended and state.tail is None:
                 i = self.protected_builder.name_cleanup(instrs, i, state)
                 if ((i < len(instrs) - 1 or is_bare_raise(instrs[i:]))
-                        and self.protected_builder.repeats_after(instrs[i:])):
+                        and (self.protected_builder.repeats_after(instrs[i:])
+                             or self.protected_builder.follows_try(instrs[i:]))):
                     # The clause is over but the block goes on with a copy of the code
                     # after the try statement.
                     state.tail = (block, i)
@@ -464,15 +465,16 @@ class Structurer:
                 not all(isinstance(x, (ast.expr, v.Null)) for x in cond.true_state.stack[:base]):
             return None
         true_splits, false_splits = self.value_splits(t, cond.true_state, base), self.value_splits(f, cond.false_state, base)
-        k = 1
+        k, found = 1, None
         while k <= min(len(t.instrs), len(f.instrs)) and same_run(t.instrs[-k:], f.instrs[-k:]):
             i, j = len(t.instrs) - k, len(f.instrs) - k
             if i in true_splits and j in false_splits:
                 true_stack, false_stack = true_splits[i], false_splits[j]
                 if all(a is b for a, b in zip(true_stack[:-1], false_stack[:-1])):
-                    return t, i, true_stack[-1], false_stack[-1]
+                    # The longest copy: ``f'{a if c else b}'`` copies the formatting too.
+                    found = t, i, true_stack[-1], false_stack[-1]
             k += 1
-        return None
+        return found
 
     def value_splits(self, block: Block, arm: State, base: int) -> Dict[int, list]:
         """Stacks of ``block`` at each index where it pushed one value on ``base`` and made no statement."""
