@@ -51,6 +51,10 @@ LOAD_ATTR_METHOD_BIT = PY >= (3, 12)
 CALL_EX_NULL_SLOT = PY >= (3, 11)
 #: ... and always a keyword-arguments slot, NULL when there are none (3.14+).
 CALL_EX_KWARGS_SLOT = PY >= (3, 14)
+#: Conditional jumps go forward only (3.12+): ``if test: body`` at the end of a loop body
+#: jumps over a jump back to the loop when the test is true, as ``if not test: continue``
+#: would; ``if test: continue`` jumps over it when the test is false.
+FORWARD_CONDITIONAL_JUMPS = PY >= (3, 12)
 #: ``x.a(...)`` is not compiled as a method call when the module imports ``x`` (3.11+): a NULL,
 #: a plain load of ``x`` and a plain ``LOAD_ATTR`` (3.13+: the NULL after them).
 IMPORTED_NAMES_SKIP_METHOD_CALLS = PY >= (3, 11)

@@ -437,6 +437,10 @@ class Structurer:
         header = self.ctx.loops[-1].header
         if other is None:
             return False
+        if versions.FORWARD_CONDITIONAL_JUMPS and true_arm_stays and isinstance(cond.expr, ast.Compare):
+            # The jump back comes first either way; a comparison's operator shows which
+            # way the test was written (``if k not in d: ...``, not ``if k in d: continue``).
+            return False
         return any(len(pred.instrs) == 1 and pred.jump is header and cond.head.index < pred.index < other.index
                    for pred in header.preds)
 
