@@ -101,7 +101,10 @@ class State:
             self.check_depth()
 
     def check_depth(self) -> None:
-        for value in self.stack:
+        # Only values pushed since the last check can be deeper than then: at most the top
+        # CHECK_EVERY. Checking the whole stack made a graph call's hundreds of waiting inputs
+        # cost quadratic time.
+        for value in self.stack[-CHECK_EVERY:]:
             if isinstance(value, ast.AST) and deeper_than(value, MAX_DEPTH):
                 raise DecompilationError("too deeply nested to decompile")
 
