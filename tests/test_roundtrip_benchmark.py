@@ -154,6 +154,7 @@ LAYOUT_SOURCES = [
     "def f(x, out):\n    if x == 2:\n        pass\n    else:\n        raise ValueError(x)\n    out.append(0)",
     "def f(edges, agg):\n    for k in edges:\n        if k not in agg:\n            agg[k] = 1\n            edges[k] = {}\n"
     "    return agg",
+    "def f(attrs):\n    return tuple(a for a in attrs if a.hash is True or (a.hash is None and a.eq is True))",
     "def f(xs, out):\n    for x in xs:\n        for y in x:\n            if y != 1:\n                return False\n"
     "    if not out:\n        return False\n    return True",
 ]

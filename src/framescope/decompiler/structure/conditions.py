@@ -22,6 +22,7 @@ import ast
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, List, Optional
 
+from framescope.decompiler.frontend import versions
 from framescope.decompiler.graph.cfg import Block
 from framescope.decompiler.graph.normalize import same_exit as copies_of_one_exit
 from framescope.decompiler.graph.normalize import same_handling, same_run
@@ -229,7 +230,7 @@ def same_exit_after_pops(a: Optional[Block], a_state: State, b: Optional[Block])
         return True
     if a is None or b is None:
         return False
-    if a is not b and follow_jumps(a) is follow_jumps(b):
+    if a is not b and (follow_jumps(a) is b or follow_jumps(b) is a):
         return True  # one jumps straight there, the other's clean-up through the loop's jump back
     pops = 0
     while pops < len(a.instrs) and a.instrs[pops].op == "POP_TOP":
@@ -277,7 +278,8 @@ def shares_exit(outer_block: Optional[Block], outer_state: State, inner_block: O
     continue`` inside ``if a:``): the short-circuit jumps of ``a and b`` go straight on.
     """
     fall = inner.head.fall
-    if (inner_block is not None and fall is not None and fall.index == inner.head.index + 1
+    if (not versions.FORWARD_CONDITIONAL_JUMPS  # 3.12+ jumps back only that way: no sign of a statement
+            and inner_block is not None and fall is not None and fall.index == inner.head.index + 1
             and len(fall.instrs) == 1 and fall.last.op == "JUMP" and fall.jump.index <= inner.head.index
             and inner_block in (fall, follow_jumps(fall))):
         return False  # a jump back to a loop's start: ``continue``

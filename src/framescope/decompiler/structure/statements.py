@@ -398,9 +398,11 @@ class Structurer:
                 return true_end
             return self.one_arm_leaves(negate(test), orelse, body, true_state, true_end, state)
         if (self.ctx.loops and true_end is self.ctx.loops[-1].header and false_end is true_end
-                and bool(body) != bool(orelse) and self.continue_laid_out_first(cond, bool(body))):
+                and bool(body) != bool(orelse) and self.continue_laid_out_first(cond, bool(body))
+                and (not versions.FORWARD_CONDITIONAL_JUMPS or is_substantial(body or orelse))):
             # One arm goes straight back to the loop, by a jump placed before the other arm:
-            # the source wrote a guard clause.
+            # the source wrote a guard clause. (3.12+ places it there for any ``if`` that ends
+            # the body too: there, only a long other arm makes a guard clause likelier.)
             guard = test if not body else negate(test)
             state.stmts.append(ast.If(test=guard, body=[ast.Continue()], orelse=[]))
             state.stmts.extend(body or orelse)
