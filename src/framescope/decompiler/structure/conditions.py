@@ -270,6 +270,15 @@ def fold(outer: Cond, side: str, inner: Cond) -> Optional[Cond]:
     return None
 
 
+def jump_laid_out_after(test: Block) -> Optional[Block]:
+    """The block ``test`` falls into when it is a lone jump laid out right after it (a jump
+    statement of the source's, or the ``pass`` arm's way past an ``else``), else None."""
+    fall = test.fall
+    if fall is not None and fall.index == test.index + 1 and len(fall.instrs) == 1 and fall.last.op == "JUMP":
+        return fall
+    return None
+
+
 def shares_exit(outer_block: Optional[Block], outer_state: State, inner_block: Optional[Block], inner: Cond) -> bool:
     """Whether the arm of ``outer`` and the arm of ``inner`` go one place, the way the two
     tests of an ``and``/``or`` do.
@@ -277,10 +286,9 @@ def shares_exit(outer_block: Optional[Block], outer_state: State, inner_block: O
     Not when ``inner``'s arm is a jump back of its own laid out right after it (``if b:
     continue`` inside ``if a:``): the short-circuit jumps of ``a and b`` go straight on.
     """
-    fall = inner.head.fall
+    fall = jump_laid_out_after(inner.head)
     if (not versions.FORWARD_CONDITIONAL_JUMPS  # 3.12+ jumps back only that way: no sign of a statement
-            and inner_block is not None and fall is not None and fall.index == inner.head.index + 1
-            and len(fall.instrs) == 1 and fall.last.op == "JUMP" and fall.jump.index <= inner.head.index
+            and inner_block is not None and fall is not None and fall.jump.index <= inner.head.index
             and inner_block in (fall, follow_jumps(fall))):
         return False  # a jump back to a loop's start: ``continue``
     return same_exit_after_pops(outer_block, outer_state, inner_block)

@@ -20,7 +20,7 @@ from framescope.decompiler.simulate.state import State
 from framescope.decompiler.structure.arms import ends_control
 from framescope.decompiler.structure.clauses import TRY_NODES, leaving_by, strip_name_cleanup, strip_reraise, without_pass
 from framescope.decompiler.structure.starclauses import StarClauseBuilder, code_after, is_star_handler
-from framescope.decompiler.structure.unreached import UnreachedCode
+from framescope.decompiler.structure.unreached import UnreachedCode, leading_pops
 
 if TYPE_CHECKING:  # pragma: no cover
     from framescope.decompiler.structure.context import StructureContext
@@ -611,8 +611,6 @@ def repeated_tail(start: Optional[Block], instrs: List[Instr]) -> Optional[Block
 def pops_iterators(block: Block, stack: list) -> bool:
     """Whether the values the ``POP_TOP`` instructions ``block`` starts with pop off ``stack``
     are loops' iterators (a return from inside the loops)."""
-    pops = 0
-    while pops < len(block.instrs) and block.instrs[pops].op == "POP_TOP":
-        pops += 1
+    pops = leading_pops(block)
     return pops <= len(stack) and all(isinstance(x, v.Iterator) for x in stack[len(stack) - pops:])
 

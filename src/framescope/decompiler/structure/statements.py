@@ -30,7 +30,7 @@ from framescope.decompiler.simulate.sametree import same_tree
 from framescope.decompiler.simulate.simulator import Simulator
 from framescope.decompiler.simulate.state import ExceptEnd, State
 from framescope.decompiler.structure.conditions import (
-    Cond, boolop, collect_condition, is_builtin_check, negate,
+    Cond, boolop, collect_condition, is_builtin_check, jump_laid_out_after, negate,
 )
 from framescope.decompiler.structure.context import StructureContext
 from framescope.decompiler.structure.loops import LoopBuilder
@@ -419,10 +419,8 @@ class Structurer:
         when the test falls into a jump of its own laid out right after it and the other arm
         returns or raises: the source wrote ``if test: pass`` and an ``else`` (the jump is the ``pass``
         arm's way past it); else None."""
-        head = cond.head
-        fall = head.fall
-        if (fall is None or fall.index != head.index + 1 or len(fall.instrs) != 1 or fall.last.op != "JUMP"
-                or not head.last.is_cond_jump()):
+        fall = jump_laid_out_after(cond.head)
+        if fall is None or not cond.head.last.is_cond_jump():
             return None
         target = follow_jumps(fall)
         if false_end is None and leaves_function(orelse) and cond.true_block in (fall, target):

@@ -32,11 +32,8 @@ class UnreachedCode:
             return False
         if end is None or len(end.preds) != 1 or end.index > hblock.index:
             return False
-        ops = [ins.op for ins in end.instrs]
-        pops = 0
-        while pops < len(ops) and ops[pops] == "POP_TOP":
-            pops += 1  # the iterators of the loops it returns from
-        return ops[pops:] == ["LOAD_CONST", "RETURN_VALUE"]
+        # After the pops of the iterators of the loops it returns from.
+        return [ins.op for ins in end.instrs[leading_pops(end):]] == ["LOAD_CONST", "RETURN_VALUE"]
 
     def dead_clause_exit(self, hblock: Block, body_end: Block) -> Optional[Block]:
         """Where the clauses would go on, when none can reach its end (3.8-3.9 keep that code).
@@ -112,3 +109,12 @@ class UnreachedCode:
         dead = self.ctx.cfg.blocks[block.index + 1]
         return (not dead.preds and len(dead.instrs) == 1 and dead.last.op == "JUMP"
                 and isinstance(self.loop_builder.loop_control(dead.jump, None), ast.Break))
+
+
+def leading_pops(block: Block) -> int:
+    """How many ``POP_TOP`` instructions ``block`` starts with."""
+    pops = 0
+    while pops < len(block.instrs) and block.instrs[pops].op == "POP_TOP":
+        pops += 1
+    return pops
+
