@@ -396,6 +396,34 @@ def test_a_list_nobody_sees_still_evaluates_its_items() -> None:
     """)) == "f(1)\nreturn 2"
 
 
+def test_a_list_waiting_at_the_bottom_keeps_its_items_in_order() -> None:
+    # Dynamo builds the list of a graph's outputs below the graph's inputs. While its items
+    # are pure, the scans for impure values start above it; once an item is impure, or a
+    # name an item reads changes, it must be seen again.
+    assert body(decompiled("""
+        load x
+        list 1
+        const 1
+        store x
+        return
+    """)) == "__stack_0 = x\nx = 1\nreturn [__stack_0]"
+    assert body(decompiled("""
+        load y
+        list 1
+        load x
+        callable f
+        const 1
+        call 1
+        append 2
+        callable f
+        const 2
+        call 1
+        pop
+        pop
+        return
+    """)) == "__stack_0 = f(1)\nf(2)\nreturn [y, __stack_0]"
+
+
 def test_appending_a_list_to_itself() -> None:
     assert body(decompiled("""
         list 0

@@ -116,8 +116,13 @@ def unbound_reads(code: types.CodeType) -> FrozenSet[str]:
     edges = _edges(code, instrs, at)
     count = code.co_argcount + code.co_kwonlyargcount
     count += bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)
-    start = frozenset(code.co_varnames[:count])
-    state: List[Optional[FrozenSet[str]]] = [None] * len(instrs)
+    # Sets of assigned names as bits of an int: code with hundreds of locals would otherwise
+    # copy a set of hundreds of names at every store.
+    bits = _NameBits()
+    start = 0
+    for ident in code.co_varnames[:count]:
+        start |= bits[ident]
+    state: List[Optional[int]] = [None] * len(instrs)
     state[0] = start
     work = [0]
     unsafe: Set[str] = set()
@@ -125,7 +130,7 @@ def unbound_reads(code: types.CodeType) -> FrozenSet[str]:
         n = work.pop()
         before = state[n]
         assert before is not None
-        after = _step(instrs[n], before, unsafe)
+        after = _step(instrs[n], before, unsafe, bits)
         for succ, with_state in edges[n]:
             incoming = before if with_state == "before" else after
             old = state[succ]
@@ -137,29 +142,38 @@ def unbound_reads(code: types.CodeType) -> FrozenSet[str]:
     unsafe.clear()
     for n, instr in enumerate(instrs):
         if state[n] is not None:
-            _step(instr, state[n], unsafe)  # type: ignore[arg-type]
+            _step(instr, state[n], unsafe, bits)  # type: ignore[arg-type]
     # 3.13+ load a cell object for a closure with LOAD_FAST: that is not a read of a local.
     return frozenset(unsafe - set(code.co_cellvars) - set(code.co_freevars))
 
 
-def _step(instr: dis.Instruction, assigned: FrozenSet[str], unsafe: Set[str]) -> FrozenSet[str]:
-    """The assigned set after ``instr``; reads of unassigned names go into ``unsafe``."""
+class _NameBits(dict):  # type: ignore[type-arg]
+    """name -> its bit in the ints that stand for sets of assigned names."""
+
+    def __missing__(self, ident: str) -> int:
+        bit = self[ident] = 1 << len(self)
+        return bit
+
+
+def _step(instr: dis.Instruction, assigned: int, unsafe: Set[str], bits: _NameBits) -> int:
+    """The assigned names after ``instr``; reads of unassigned names go into ``unsafe``."""
     op = instr.opname
     if op in ("LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_BORROW", "DELETE_FAST"):
-        if instr.argval not in assigned:
+        bit = bits[instr.argval]
+        if not assigned & bit:
             unsafe.add(instr.argval)
-        return assigned - {instr.argval} if op == "DELETE_FAST" else assigned
+        return assigned & ~bit if op == "DELETE_FAST" else assigned
     if op in ("LOAD_FAST_LOAD_FAST", "LOAD_FAST_BORROW_LOAD_FAST_BORROW"):
-        unsafe.update(name for name in instr.argval if name not in assigned)
+        unsafe.update(ident for ident in instr.argval if not assigned & bits[ident])
         return assigned
     if op == "STORE_FAST":
-        return assigned | {instr.argval}
+        return assigned | bits[instr.argval]
     if op == "STORE_FAST_STORE_FAST":
-        return assigned | set(instr.argval)
+        return assigned | bits[instr.argval[0]] | bits[instr.argval[1]]
     if op == "STORE_FAST_LOAD_FAST":
         stored, loaded = instr.argval
-        assigned = assigned | {stored}
-        if loaded not in assigned:
+        assigned |= bits[stored]
+        if not assigned & bits[loaded]:
             unsafe.add(loaded)
         return assigned
     return assigned

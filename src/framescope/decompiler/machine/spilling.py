@@ -45,8 +45,8 @@ class SpillingSimulator(Simulator):
         #: each statement asks about every value waiting (hundreds before a graph call), and a
         #: value's tree never changes once built.
         self._facts: Dict[int, Tuple[Any, FrozenSet[str], bool]] = {}
-        #: id(state) -> (state, its settled run, how often each name is read in it): see `settled`.
-        self._settled: Dict[int, Tuple[State, List[Any], Dict[str, int]]] = {}
+        #: id(state) -> the state's settled run: see `settled`.
+        self._settled: Dict[int, SettledRun] = {}
 
     # -- what waits -------------------------------------------------------------------------------
     def pure(self, value: Any) -> bool:
@@ -84,30 +84,41 @@ class SpillingSimulator(Simulator):
         yield from walk(None, state.stack, start)
 
     def settled(self, state: State) -> Tuple[int, Dict[str, int]]:
-        """The length of the run of pure values at the bottom of the stack (no list built here
-        among them), and how often each name is read in it. The scans for impure values start
-        above it: before a graph call hundreds of inputs wait there, and every instruction
-        would otherwise look at each of them again. The run is remembered per state and
-        checked against the stack each time (the same objects in the same slots)."""
-        known = self._settled.get(id(state))
-        if known is None or known[0] is not state:
-            known = self._settled[id(state)] = (state, [], {})
-        _, run, readers = known
+        """The length of the run of pure values at the bottom of the stack, and how often each
+        name is read in it. The scans for impure values start above it: before a graph call
+        hundreds of inputs wait there, and every instruction would otherwise look at each of
+        them again. A list built here joins the run while its items are pure (Dynamo builds
+        the list of a graph's outputs below its inputs). The run is remembered per state and
+        checked against the stack each time (the same objects in the same slots, each list
+        with the same items)."""
+        run = self._settled.get(id(state))
+        if run is None or run.state is not state:
+            run = self._settled[id(state)] = SettledRun(state)
+        run.truncate(run.still_held())
         stack = state.stack
-        if len(run) > len(stack) or stack[:len(run)] != run:
-            kept = _common_prefix(stack, run)
-            for value in run[kept:]:
-                for ident in self.reads(value):
-                    readers[ident] -= 1
-            del run[kept:]
-        while len(run) < len(stack):
-            value = stack[len(run)]
-            if isinstance(value, NewList) or self.impure(value):
+        while len(run.values) < len(stack):
+            value = stack[len(run.values)]
+            reads = self.settled_reads(value)
+            if reads is None:
                 break
-            run.append(value)
-            for ident in self.reads(value):
-                readers[ident] = readers.get(ident, 0) + 1
-        return len(run), readers
+            run.append(value, reads)
+        return len(run.values), run.readers
+
+    def settled_reads(self, value: Any) -> Optional[FrozenSet[str]]:
+        """The names ``value`` reads if it may join a settled run; None if it may not."""
+        if not isinstance(value, NewList):
+            return None if self.impure(value) else self.reads(value)
+        if any(isinstance(x, NewList) or self.impure(x) for x in value.items):
+            return None
+        return frozenset().union(*(self.reads(x) for x in value.items))
+
+    def scan_start(self, state: State, obj: Any) -> int:
+        """Where on the stack the places ``obj`` waits in begin: above the settled run unless it
+        is pure or a list in the run."""
+        if not isinstance(obj, NewList) and not self.impure(obj):
+            return 0
+        length = self.settled(state)[0]
+        return 0 if id(obj) in self._settled[id(state)].lists else length
 
     def unsettled(self, state: State) -> Iterator[Tuple[Optional[NewList], int, Any]]:
         """The waiting values that may be impure: `pending` above the settled run."""
@@ -129,15 +140,13 @@ class SpillingSimulator(Simulator):
 
     def replace(self, state: State, old: Any, new: Any) -> None:
         """Put ``new`` wherever ``old`` (the same object) waits."""
-        start = self.settled(state)[0] if isinstance(old, NewList) or self.impure(old) else 0
-        for owner, index, value in list(self.pending(state, start)):
+        for owner, index, value in list(self.pending(state, self.scan_start(state, old))):
             if value is old:
                 (owner.items if owner is not None else state.stack)[index] = new
 
     def count(self, state: State, obj: Any) -> int:
         """How many times ``obj`` waits, on the stack or in a waiting list."""
-        start = self.settled(state)[0] if isinstance(obj, NewList) or self.impure(obj) else 0
-        return sum(1 for _, _, value in self.pending(state, start) if value is obj)
+        return sum(1 for _, _, value in self.pending(state, self.scan_start(state, obj)) if value is obj)
 
     # -- spilling ---------------------------------------------------------------------------------
     def temp(self) -> str:
@@ -483,6 +492,50 @@ class SpillingSimulator(Simulator):
             state.stack.append(state.stack.pop(len(state.stack) - n))
 
         self.rearrange(state, down, up)
+
+
+class SettledRun:
+    """The run of pure values at the bottom of one state's stack (`SpillingSimulator.settled`)."""
+
+    def __init__(self, state: State) -> None:
+        #: The state whose stack it is.
+        self.state = state
+        #: The values of the run, bottom first.
+        self.values: List[Any] = []
+        #: The names each of them reads.
+        self.reads: List[FrozenSet[str]] = []
+        #: How many of them read each name.
+        self.readers: Dict[str, int] = {}
+        #: id(list built here) -> (its first slot in the run, its items when it joined).
+        self.lists: Dict[int, Tuple[int, List[Any]]] = {}
+
+    def still_held(self) -> int:
+        """How many of the run's slots the stack still holds unchanged."""
+        stack = self.state.stack
+        kept = len(self.values)
+        if kept > len(stack) or stack[:kept] != self.values:
+            kept = _common_prefix(stack, self.values)
+        for slot, items in self.lists.values():
+            if slot < kept and stack[slot].items != items:
+                kept = slot
+        return kept
+
+    def truncate(self, length: int) -> None:
+        if length >= len(self.values):
+            return
+        for reads in self.reads[length:]:
+            for ident in reads:
+                self.readers[ident] -= 1
+        del self.values[length:], self.reads[length:]
+        self.lists = {key: entry for key, entry in self.lists.items() if entry[0] < length}
+
+    def append(self, value: Any, reads: FrozenSet[str]) -> None:
+        if isinstance(value, NewList) and id(value) not in self.lists:
+            self.lists[id(value)] = (len(self.values), list(value.items))
+        self.values.append(value)
+        self.reads.append(reads)
+        for ident in reads:
+            self.readers[ident] = self.readers.get(ident, 0) + 1
 
 
 def _common_prefix(stack: List[Any], run: List[Any]) -> int:
