@@ -2,15 +2,17 @@
 
     PYTHONPATH=src python benchmarks/scaling.py [--layers 1,2,4,8,16,32,48] [--models gpt2,llama] [--repeat 5]
 
-For each model and layer count, a fresh process builds a tiny-width transformers model with
-random weights (GPT-2, Llama), runs its forward pass under ``torch.compile`` (backend
+For each model, one fresh process builds a tiny-width transformers model (GPT-2, Llama;
+random weights) of each layer count, runs its forward pass under ``torch.compile`` (backend
 ``eager``: the transformed code is the same, the graph is not compiled) inside
-``framescope.dump``, and times every decompilation of a cache entry's transformed code:
+``framescope.dump``, and records every decompilation of a cache entry's transformed code.
+Then it times them again in rounds that take every depth in turn, best of ``--repeat``:
 ``decompile_transformed`` alone, and the whole of making the entry's file (decompiling,
-compiling the source, checking it against Dynamo's bytecode), each call again after the run,
-best of ``--repeat``, in the same process (its heap as large as the model made it). The table
-gives, per run, the instructions of the largest transformed code, the graph inputs of its graph call, and
-microseconds per instruction over all entries: flat from 1 to 48 layers means linear.
+compiling the source, checking it against Dynamo's bytecode). The machine's speed drifts over
+minutes; within a round every depth sees about the same. The table gives the instructions of
+the largest transformed code, the graph inputs of its graph call, and microseconds per
+instruction over all entries: flat from 1 to 48 layers means linear, and the fitted exponent
+of total time against instructions says the same in one number.
 """
 from __future__ import annotations
 
@@ -29,28 +31,30 @@ from typing import Any, Dict, List, Tuple
 REPO = Path(__file__).resolve().parent.parent
 
 
-def worker(model_name: str, layers: int, dump: str, repeat: int = 5) -> Dict[str, Any]:
+def build(model_name: str, layers: int) -> Any:
     import torch
     import transformers
+
+    torch.manual_seed(0)
+    if model_name == "gpt2":
+        config = transformers.GPT2Config(n_layer=layers, n_embd=32, n_head=2, n_positions=64, vocab_size=128)
+        return transformers.GPT2LMHeadModel(config).eval()
+    config = transformers.LlamaConfig(num_hidden_layers=layers, hidden_size=32, intermediate_size=64,
+                                      num_attention_heads=2, num_key_value_heads=2, vocab_size=128,
+                                      max_position_embeddings=64)
+    return transformers.LlamaForCausalLM(config).eval()
+
+
+def worker(model_name: str, layer_counts: List[int], dump: str, repeat: int = 5) -> List[Dict[str, Any]]:
+    """Every depth of one model compiled in this process, then its calls timed in rounds."""
+    import torch
 
     import framescope
     import framescope.decompiler.machine as machine
     from framescope.dump import transformed
 
-    torch.manual_seed(0)
-    if model_name == "gpt2":
-        config = transformers.GPT2Config(n_layer=layers, n_embd=32, n_head=2, n_positions=64, vocab_size=128)
-        model = transformers.GPT2LMHeadModel(config)
-    else:
-        config = transformers.LlamaConfig(num_hidden_layers=layers, hidden_size=32, intermediate_size=64,
-                                          num_attention_heads=2, num_key_value_heads=2, vocab_size=128,
-                                          max_position_embeddings=64)
-        model = transformers.LlamaForCausalLM(config)
-    model.eval()
-    # Each call is recorded during the run and timed again afterwards, best of ``repeat``: one
-    # timing of a call that takes a second swings by a factor of two on a shared machine.
     originals = {"decompile": machine.decompile_transformed, "make": transformed.make}
-    calls: Dict[str, List[Tuple[tuple, Dict[str, Any]]]] = {"decompile": [], "make": []}
+    calls: Dict[str, List[Tuple[tuple, Dict[str, Any]]]] = {}
 
     def recording(kind: str) -> Any:
         def record(*args: Any, **options: Any) -> Any:
@@ -58,27 +62,46 @@ def worker(model_name: str, layers: int, dump: str, repeat: int = 5) -> Dict[str
             return originals[kind](*args, **options)
         return record
 
-    machine.decompile_transformed = recording("decompile")
-    transformed.make = recording("make")
-    ids = torch.randint(0, 128, (1, 16))
-    with torch.no_grad(), framescope.dump(dump):
-        torch.compile(model, backend="eager")(input_ids=ids)
-    machine.decompile_transformed, transformed.make = originals["decompile"], originals["make"]
-    index = json.loads((Path(dump) / "index.json").read_text(encoding="utf-8"))
-    entries = [entry for frame in index["frames"] for entry in frame["entries"]]
-    decompiled = [(instructions(args[0]), best_time(originals["decompile"], args, options, repeat))
-                  for args, options in calls["decompile"]]
-    made = [(instructions(args[1]), best_time(originals["make"], fresh_globals(args), options, repeat))
-            for args, options in calls["make"]]
-    return {
-        "model": model_name, "layers": layers, "entries": len(entries),
-        "fallbacks": sum(1 for entry in entries if not entry["decompiled"]),
-        "largest": max(n for n, _ in decompiled),
-        "graph_inputs": max((len(graph.get("inputs", ())) for graph in index["graphs"]), default=0),
-        "instructions": sum(n for n, _ in decompiled),
-        "decompile_us": 1e6 * sum(s for _, s in decompiled) / max(1, sum(n for n, _ in decompiled)),
-        "make_us": 1e6 * sum(s for _, s in made) / max(1, sum(n for n, _ in made)),
-    }
+    rows, recorded = [], []
+    for layers in layer_counts:
+        calls = {"decompile": [], "make": []}
+        machine.decompile_transformed, transformed.make = recording("decompile"), recording("make")
+        folder = Path(dump) / str(layers)
+        try:
+            with torch.no_grad(), framescope.dump(str(folder)):
+                torch.compile(build(model_name, layers), backend="eager")(input_ids=torch.randint(0, 128, (1, 16)))
+        finally:
+            machine.decompile_transformed, transformed.make = originals["decompile"], originals["make"]
+            torch._dynamo.reset()
+        index = json.loads((folder / "index.json").read_text(encoding="utf-8"))
+        entries = [entry for frame in index["frames"] for entry in frame["entries"]]
+        rows.append({
+            "model": model_name, "layers": layers, "entries": len(entries),
+            "fallbacks": sum(1 for entry in entries if not entry["decompiled"]),
+            "largest": max(instructions(args[0]) for args, _ in calls["decompile"]),
+            "graph_inputs": max((len(graph.get("inputs", ())) for graph in index["graphs"]), default=0),
+            "instructions": sum(instructions(args[0]) for args, _ in calls["decompile"]),
+        })
+        recorded.append(calls)
+    # Timed again after the runs, in rounds that take every depth in turn, best of ``repeat``:
+    # the machine's speed drifts by up to a factor of two over minutes, and each round sees
+    # every depth at about the same speed.
+    best = [{"decompile": float("inf"), "make": float("inf")} for _ in rows]
+    for _ in range(repeat):
+        for times, calls in zip(best, recorded):
+            times["decompile"] = min(times["decompile"], total_time(originals["decompile"], calls["decompile"]))
+            times["make"] = min(times["make"], total_time(originals["make"], calls["make"], fresh_globals))
+    for row, times, calls in zip(rows, best, recorded):
+        row["decompile_us"] = 1e6 * times["decompile"] / row["instructions"]
+        row["make_us"] = 1e6 * times["make"] / max(1, sum(instructions(args[1]) for args, _ in calls["make"]))
+    return rows
+
+
+def total_time(function: Any, calls: List[Tuple[tuple, Dict[str, Any]]], arguments: Any = tuple) -> float:
+    began = time.perf_counter()
+    for args, options in calls:
+        function(*arguments(args), **options)
+    return time.perf_counter() - began
 
 
 def instructions(code: Any) -> int:
@@ -90,25 +113,16 @@ def fresh_globals(args: tuple) -> tuple:
     return args[:5] + tuple(dict(x) if isinstance(x, dict) else x for x in args[5:6]) + args[6:]
 
 
-def best_time(function: Any, args: tuple, options: Dict[str, Any], repeat: int) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        began = time.perf_counter()
-        function(*args, **options)
-        best = min(best, time.perf_counter() - began)
-    return best
-
-
-def run(model_name: str, layers: int, repeat: int) -> Dict[str, Any]:
+def run(model_name: str, layer_counts: List[int], repeat: int) -> List[Dict[str, Any]]:
     with tempfile.TemporaryDirectory(prefix="scaling-") as temp:
-        out = Path(temp) / "row.json"
+        out = Path(temp) / "rows.json"
         env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
-        done = subprocess.run([sys.executable, __file__, "--worker", model_name, str(layers), str(out),
-                               str(repeat)],
+        done = subprocess.run([sys.executable, __file__, "--worker", model_name,
+                               ",".join(map(str, layer_counts)), str(out), str(repeat)],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, env=env)
         if done.returncode != 0 or not out.exists():
             tail = (done.stderr.strip().splitlines() or ["exit %d" % done.returncode])[-1]
-            return {"model": model_name, "layers": layers, "error": tail[:160]}
+            return [{"model": model_name, "layers": layers, "error": tail[:160]} for layers in layer_counts]
         return json.loads(out.read_text())
 
 
@@ -123,10 +137,11 @@ def growth(rows: List[Dict[str, Any]], column: str) -> float:
 
 def main(argv: List[str]) -> int:
     if argv[:1] == ["--worker"]:
-        model_name, layers, out, repeat = argv[1], int(argv[2]), argv[3], int(argv[4])
+        model_name, out, repeat = argv[1], argv[3], int(argv[4])
+        layer_counts = [int(n) for n in argv[2].split(",")]
         with tempfile.TemporaryDirectory(prefix="scaling-dump-") as dump:
-            row = worker(model_name, layers, dump, repeat)
-        Path(out).write_text(json.dumps(row))
+            rows = worker(model_name, layer_counts, dump, repeat)
+        Path(out).write_text(json.dumps(rows))
         return 0
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--layers", default="1,2,4,8,16,32,48")
@@ -143,11 +158,10 @@ def main(argv: List[str]) -> int:
     print("|" + "---|" * len(columns))
     rows = []
     for model_name in args.models.split(","):
-        for layers in (int(n) for n in args.layers.split(",")):
-            row = run(model_name, layers, args.repeat)
+        for row in run(model_name, [int(n) for n in args.layers.split(",")], args.repeat):
             rows.append(row)
             if "error" in row:
-                print("| %s | %d | error: %s |" % (model_name, layers, row["error"]), flush=True)
+                print("| %s | %d | error: %s |" % (model_name, row["layers"], row["error"]), flush=True)
                 continue
             print("| " + " | ".join("%.1f" % row[c] if c.endswith("_us") else str(row[c]) for c in columns) + " |",
                   flush=True)
