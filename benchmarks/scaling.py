@@ -54,18 +54,19 @@ def worker(model_name: str, layer_counts: List[int], dump: str, repeat: int = 5)
     from framescope.dump import transformed
 
     originals = {"decompile": machine.decompile_transformed, "make": transformed.make}
-    calls: Dict[str, List[Tuple[tuple, Dict[str, Any]]]] = {}
 
-    def recording(kind: str) -> Any:
+    def recording(kind: str, log: List[Tuple[tuple, Dict[str, Any]]]) -> Any:
         def record(*args: Any, **options: Any) -> Any:
-            calls[kind].append((args, options))
+            log.append((args, options))
             return originals[kind](*args, **options)
         return record
 
-    rows, recorded = [], []
+    rows: List[Dict[str, Any]] = []
+    recorded: List[Dict[str, List[Tuple[tuple, Dict[str, Any]]]]] = []
     for layers in layer_counts:
-        calls = {"decompile": [], "make": []}
-        machine.decompile_transformed, transformed.make = recording("decompile"), recording("make")
+        calls: Dict[str, List[Tuple[tuple, Dict[str, Any]]]] = {"decompile": [], "make": []}
+        machine.decompile_transformed = recording("decompile", calls["decompile"])
+        transformed.make = recording("make", calls["make"])
         folder = Path(dump) / str(layers)
         try:
             with torch.no_grad(), framescope.dump(str(folder)):
@@ -88,12 +89,12 @@ def worker(model_name: str, layer_counts: List[int], dump: str, repeat: int = 5)
     # every depth at about the same speed.
     best = [{"decompile": float("inf"), "make": float("inf")} for _ in rows]
     for _ in range(repeat):
-        for times, calls in zip(best, recorded):
-            times["decompile"] = min(times["decompile"], total_time(originals["decompile"], calls["decompile"]))
-            times["make"] = min(times["make"], total_time(originals["make"], calls["make"], fresh_globals))
-    for row, times, calls in zip(rows, best, recorded):
+        for times, logged in zip(best, recorded):
+            times["decompile"] = min(times["decompile"], total_time(originals["decompile"], logged["decompile"]))
+            times["make"] = min(times["make"], total_time(originals["make"], logged["make"], fresh_globals))
+    for row, times, logged in zip(rows, best, recorded):
         row["decompile_us"] = 1e6 * times["decompile"] / row["instructions"]
-        row["make_us"] = 1e6 * times["make"] / max(1, sum(instructions(args[1]) for args, _ in calls["make"]))
+        row["make_us"] = 1e6 * times["make"] / max(1, sum(instructions(args[1]) for args, _ in logged["make"]))
     return rows
 
 

@@ -397,8 +397,8 @@ def test_a_list_nobody_sees_still_evaluates_its_items() -> None:
 
 
 def test_a_list_waiting_at_the_bottom_keeps_its_items_in_order() -> None:
-    # Dynamo builds the list of a graph's outputs below the graph's inputs. While its items
-    # are pure, the scans for impure values start above it; once an item is impure, or a
+    # After a graph call Dynamo pushes the arguments of the side effects it replays, a list
+    # among the first, before it makes the calls. While the list's items are pure, the scans for impure values start above it; once an item is impure, or a
     # name an item reads changes, it must be seen again.
     assert body(decompiled("""
         load x

@@ -87,8 +87,14 @@ class SpillingSimulator(Simulator):
         """The length of the run of pure values at the bottom of the stack, and how often each
         name is read in it. The scans for impure values start above it: before a graph call
         hundreds of inputs wait there, and every instruction would otherwise look at each of
-        them again. A list built here joins the run while its items are pure (Dynamo builds
-        the list of a graph's outputs below its inputs). The run is remembered per state and
+        them again. A list built here joins the run while its items are pure (after a graph
+        call Dynamo pushes the arguments of every side effect it replays, a list among the
+        first, before it makes the calls)."""
+        run = self.settled_run(state)
+        return len(run.values), run.readers
+
+    def settled_run(self, state: State) -> "SettledRun":
+        """The settled run of ``state``, brought up to date. It is remembered per state and
         checked against the stack each time (the same objects in the same slots, each list
         with the same items)."""
         run = self._settled.get(id(state))
@@ -102,7 +108,7 @@ class SpillingSimulator(Simulator):
             if reads is None:
                 break
             run.append(value, reads)
-        return len(run.values), run.readers
+        return run
 
     def settled_reads(self, value: Any) -> Optional[FrozenSet[str]]:
         """The names ``value`` reads if it may join a settled run; None if it may not."""
@@ -117,8 +123,8 @@ class SpillingSimulator(Simulator):
         is pure or a list in the run."""
         if not isinstance(obj, NewList) and not self.impure(obj):
             return 0
-        length = self.settled(state)[0]
-        return 0 if id(obj) in self._settled[id(state)].lists else length
+        run = self.settled_run(state)
+        return 0 if id(obj) in run.lists else len(run.values)
 
     def unsettled(self, state: State) -> Iterator[Tuple[Optional[NewList], int, Any]]:
         """The waiting values that may be impure: `pending` above the settled run."""
