@@ -34,6 +34,7 @@ from types import CodeType
 from typing import Callable, Dict, List, Optional, Set
 
 from framescope.decompiler.frontend import versions
+from framescope.decompiler.frontend import bytecode
 from framescope.decompiler.frontend.bytecode import inline_caches
 from framescope.decompiler.frontend.instructions import JUMPS, POP_JUMPS, Handler, Instr
 
@@ -608,7 +609,10 @@ def used_locals(code: CodeType) -> Set[str]:
     used = set(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount
                                 + bool(code.co_flags & inspect.CO_VARARGS)
                                 + bool(code.co_flags & inspect.CO_VARKEYWORDS)])
-    for ins in dis.get_instructions(code):
-        if ins.opcode in dis.haslocal or ins.opname.startswith(("LOAD_FAST", "STORE_FAST")):
-            used.update(ins.argval if isinstance(ins.argval, tuple) else (ins.argval,))
+    for _, op, opname, _, argval in bytecode.instructions(code):
+        if op in _HAS_LOCAL or opname.startswith(("LOAD_FAST", "STORE_FAST")):
+            used.update(argval if isinstance(argval, tuple) else (argval,))
     return used
+
+
+_HAS_LOCAL = frozenset(dis.haslocal)

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from types import CodeType
 from typing import Collection, Dict, Optional, Tuple
 
-from framescope.decompiler.frontend import versions
+from framescope.decompiler.frontend import bytecode, versions
 from framescope.decompiler.verify.nodes import CANNOT_RAISE, END, NodeGraph
 
 __all__ = ["Difference", "compare_code", "equivalent", "find_difference", "future_flags", "recompile_function"]
@@ -349,20 +349,19 @@ def imported_names(code: CodeType) -> set:
     names: set = set()
     if not versions.IMPORTED_NAMES_SKIP_METHOD_CALLS:
         return names
-    instructions = list(dis.get_instructions(code))
-    for i in range(len(instructions) - 1):
-        load, attribute = instructions[i], instructions[i + 1]
-        if load.opname not in _NAME_LOADS or attribute.opname != "LOAD_ATTR":
+    decoded = bytecode.instructions(code)  # (offset, opcode, opname, arg, argval)
+    for i in range(len(decoded) - 1):
+        (_, _, load, load_arg, name), (_, _, attribute, attribute_arg, _) = decoded[i], decoded[i + 1]
+        if load not in _NAME_LOADS or attribute != "LOAD_ATTR":
             continue
-        if versions.LOAD_ATTR_METHOD_BIT and attribute.arg & 1:
+        if versions.LOAD_ATTR_METHOD_BIT and attribute_arg & 1:
             continue
         if versions.NULL_AFTER_CALLABLE:
-            called = i + 2 < len(instructions) and instructions[i + 2].opname == "PUSH_NULL"
+            called = i + 2 < len(decoded) and decoded[i + 2][2] == "PUSH_NULL"
         else:
-            called = (load.opname == "LOAD_GLOBAL" and load.arg & 1) or (
-                i > 0 and instructions[i - 1].opname == "PUSH_NULL")
-        if called and isinstance(load.argval, str):
-            names.add(load.argval)
+            called = (load == "LOAD_GLOBAL" and load_arg & 1) or (i > 0 and decoded[i - 1][2] == "PUSH_NULL")
+        if called and isinstance(name, str):
+            names.add(name)
     for const in code.co_consts:
         if isinstance(const, CodeType):
             names |= imported_names(const)
