@@ -96,7 +96,7 @@ class LoopBuilder:
 
     # -- loops -------------------------------------------------------------------------------------
     def loop(self, header: Block, state: State) -> Optional[Block]:
-        body = natural_loop(header, self.ctx.back_edges[header])
+        body = natural_loop(header, self.ctx.back_edges[header], self.ctx.cfg.blocks)
         first = header.instrs[0]
         if first.op == "FOR_ITER" and len(header.instrs) == 1:
             return self.for_loop(header, body, state)
