@@ -188,4 +188,17 @@ CASES: List[Case] = [
          "            break\n        except OSError:\n            if a:\n                continue\n            raise\n"
          "    return n\ndef check(n):\n    if n < 0:\n        raise OSError(n)",
          ["([-1, 3, 4], 1)", "([-1], 0)", "([], 0)"]),
+    # A ``while`` loop with a test: the try body's ``break`` jumps to where the test leaves
+    # (3.8 leaves the loop's jump back unreached after it).
+    Case("loop_try_break_in_while_test",
+         "def f(m, attempts):\n    while m:\n        try:\n            check(attempts.pop())\n            break\n"
+         "        except OSError:\n            pass\n    return attempts\n"
+         "def check(n):\n    if n < 0:\n        raise OSError(n)",
+         ["(1, [1, -1, -2])", "(0, [1])", "(1, [2])"]),
+    Case("loop_statement_then_try_break_in_while_test",
+         "def f(a, b, c, attempts):\n    n = None\n    while attempts:\n        n = attempts.pop()\n        try:\n"
+         "            check(n)\n            break\n        except OSError:\n            if a or (b and c):\n"
+         "                continue\n            raise\n    return n\n"
+         "def check(n):\n    if n < 0:\n        raise OSError(n)",
+         ["(1, 0, 0, [1, -1, -2])", "(0, 1, 0, [1, -1])", "(1, 0, 0, [-1])", "(0, 0, 0, [])"]),
 ]

@@ -120,6 +120,9 @@ class LoopBuilder:
                 continue
             if is_for and exit is not None and not block.succs() and tally.break_copy(block):
                 continue
+            if not is_for and exit is not None and leaves_try_to(block, exit):
+                tally.via.setdefault(exit, set()).add(block)  # a ``break``, the loop's own exit
+                continue
             for succ in block.succs():
                 if succ not in body and succ is not exit:
                     self.succ_exit(body, block, succ, exit, is_for, depth, tally)
@@ -597,6 +600,17 @@ def break_exit(block: Block) -> Optional[Block]:
             and not any(p.instrs[0].op == "PUSH_EXC_INFO" for p in block.preds)):
         return block.fall
     return None
+
+
+def leaves_try_to(block: Block, exit: Block) -> bool:
+    """Whether ``block`` only jumps to ``exit`` (a ``while`` loop's), right after a try body.
+
+    That is a ``break`` ending the body (3.8-3.9 lay it out as ``POP_BLOCK`` and the jump):
+    the body's normal end goes on after the try statement, which in a loop jumps back to its
+    start, and an arm of an ``if`` jumps from inside the body.
+    """
+    return (block.jump is exit and len(block.instrs) == 1 and block.last.op == "JUMP" and bool(block.preds)
+            and all(p.handler is not None and p.handler != block.handler for p in block.preds))
 
 
 def trampoline_target(block: Block) -> Optional[Block]:
