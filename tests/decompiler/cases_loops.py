@@ -201,4 +201,16 @@ CASES: List[Case] = [
          "                continue\n            raise\n    return n\n"
          "def check(n):\n    if n < 0:\n        raise OSError(n)",
          ["(1, 0, 0, [1, -1, -2])", "(0, 1, 0, [1, -1])", "(1, 0, 0, [-1])", "(0, 0, 0, [])"]),
+    # 3.10+ copy ``return out`` into the ``break``; the end of the try body's range splits both
+    # copies before their ``RETURN_VALUE``.
+    Case("loop_break_copy_split_by_try_range",
+         "def f(xs, out):\n    try:\n        for x in xs:\n            if x is None:\n                break\n"
+         "            out.append(10 // x)\n        return out\n    except ZeroDivisionError:\n        pass\n"
+         "    return None",
+         ["([1, None, 0], [])", "([1, 0], [])", "([2], [])"]),
+    Case("loop_try_for_break_copy_then_return_in_while_true",
+         "def f(xs, out):\n    while True:\n        try:\n            for x in xs:\n                if x is None:\n"
+         "                    break\n                out.append(10 // x)\n            return out\n"
+         "        except ZeroDivisionError:\n            xs = [x for x in xs if x]",
+         ["([1, 0, None, 5], [])", "([2, 0], [])"]),
 ]
