@@ -117,4 +117,100 @@ CASES: List[Case] = [
          "def f(a, b):\n    out = []\n    def step(a, b):\n        while a != 0 or b != 0:\n"
          "            a, b = max(0, a - 1), max(0, b - 2)\n            out.append((a, b))\n    step(a, b)\n    return out",
          ["(2, 3)", "(0, 0)"]),
+    # A try statement in a loop whose body leaves only by return or break gets back to the
+    # loop's start through its handler alone: its body is in the loop all the same.
+    Case("loop_try_for_then_return_in_while_true",
+         "def f(seqs):\n    out = []\n    iters = [iter(s) for s in seqs]\n    while True:\n        try:\n"
+         "            for itr in iters:\n                out.append(next(itr))\n            return out\n"
+         "        except StopIteration:\n            iters = [i for i in iters if i is not itr]",
+         ["([[1, 2], [3], [4, 5, 6]],)", "([],)"]),
+    Case("loop_try_for_then_return_in_generator",
+         "def f(seqs):\n    def interleave(seqs):\n        iters = itertools.cycle(map(iter, seqs))\n"
+         "        while True:\n            try:\n                for itr in iters:\n                    yield next(itr)\n"
+         "                return\n            except StopIteration:\n"
+         "                predicate = functools.partial(operator.is_not, itr)\n"
+         "                iters = itertools.cycle(itertools.takewhile(predicate, iters))\n"
+         "    return list(interleave(seqs))\nimport functools, itertools, operator",
+         ["([[1, 2, 3], [4], [5, 6]],)", "([],)"]),
+    Case("loop_try_for_continue_then_return",
+         "def f(xs, out):\n    while True:\n        try:\n            for x in xs:\n                if x < 0:\n"
+         "                    continue\n                out.append(10 // x)\n            return out\n"
+         "        except ZeroDivisionError:\n            xs = [x for x in xs if x]",
+         ["([1, -2, 0, 5], [])", "([], [])"]),
+    Case("loop_try_for_break_then_return",
+         "def f(xs, out):\n    while True:\n        try:\n            for x in xs:\n                if x is None:\n"
+         "                    break\n                out.append(10 // x)\n            return\n"
+         "        except ZeroDivisionError:\n            xs = [x for x in xs if x]",
+         ["([1, 0, None, 5], [])", "([2], [])"]),
+    Case("loop_try_for_then_return_in_while_test",
+         "def f(xs, n):\n    while n:\n        try:\n            for x in xs:\n                n = 10 // x\n"
+         "            return n\n        except ZeroDivisionError:\n            n -= 1\n            xs = xs[1:]\n"
+         "    return -1",
+         ["([0, 0, 5], 3)", "([0, 0, 5], 1)", "([], 2)"]),
+    Case("loop_try_for_then_return_in_for",
+         "def f(rows):\n    for row in rows:\n        try:\n            for x in row:\n                y = 10 // x\n"
+         "            return row\n        except ZeroDivisionError:\n            continue\n    return None",
+         ["([[1, 0], [2, 5]],)", "([[0]],)"]),
+    Case("loop_try_for_then_return_except_as",
+         "def f(xs):\n    while True:\n        n = len(xs)\n        try:\n            for x in xs:\n"
+         "                n += 10 // x\n            return n\n        except (ZeroDivisionError, TypeError) as e:\n"
+         "            xs = [x for x in xs if x and type(x) is int]\n            if str(e).startswith('x'):\n"
+         "                return e",
+         ["([1, 0, 'a', 2],)", "([],)"]),
+    Case("loop_try_nested_for_then_raise",
+         "def f(rows, out):\n    while True:\n        try:\n            for row in rows:\n                for x in row:\n"
+         "                    out.append(next(x))\n            raise ValueError(out)\n        except StopIteration:\n"
+         "            rows = rows[1:]",
+         ["([[iter([1])], [iter([])], [iter([2])]], [])"]),
+    # ``break`` ends the try body: the body goes back to the loop's start only through the
+    # handler's ``continue``.
+    Case("loop_statement_then_try_break_in_while_true",
+         "def f(a, b, c, attempts):\n    while True:\n        n = attempts.pop()\n        try:\n"
+         "            check(n)\n            break\n        except OSError:\n            if a or (b and c):\n"
+         "                continue\n            raise\n    return n\n"
+         "def check(n):\n    if n < 0:\n        raise OSError(n)",
+         ["(1, 0, 0, [1, -1, -2])", "(0, 1, 0, [1, -1])", "(0, 1, 1, [2, -1])", "(0, 0, 0, [3])"]),
+    Case("loop_statement_then_try_break_except_as",
+         "def f(name, attempts):\n    while True:\n        tmp = name + str(attempts.pop())\n        try:\n"
+         "            fd = check(tmp)\n            break\n        except OSError as e:\n"
+         "            if e.errno == errno.EEXIST or (os.name == 'nt' and e.errno == errno.EACCES\n"
+         "                                           and os.path.isdir(e.filename)):\n                continue\n"
+         "            raise\n    return fd, tmp\nimport errno, os\n"
+         "def check(tmp):\n    if tmp.endswith('1'):\n        raise OSError(errno.EEXIST, 'exists', tmp)\n"
+         "    if tmp.endswith('2'):\n        raise OSError(errno.EACCES, 'denied', tmp)\n    return len(tmp)",
+         ["('x', [0, 1, 1])", "('x', [0, 2])", "('x', [5])"]),
+    Case("loop_statement_then_try_return_in_while_true",
+         "def f(a, attempts):\n    while True:\n        n = attempts.pop()\n        try:\n            return 10 // n\n"
+         "        except ZeroDivisionError:\n            if a:\n                continue\n            raise",
+         ["(1, [5, 0])", "(0, [0])"]),
+    Case("loop_statement_then_try_break_in_for",
+         "def f(xs, a):\n    n = None\n    for x in xs:\n        n = x * 2\n        try:\n            check(n)\n"
+         "            break\n        except OSError:\n            if a:\n                continue\n            raise\n"
+         "    return n\ndef check(n):\n    if n < 0:\n        raise OSError(n)",
+         ["([-1, 3, 4], 1)", "([-1], 0)", "([], 0)"]),
+    # A ``while`` loop with a test: the try body's ``break`` jumps to where the test leaves
+    # (3.8 leaves the loop's jump back unreached after it).
+    Case("loop_try_break_in_while_test",
+         "def f(m, attempts):\n    while m:\n        try:\n            check(attempts.pop())\n            break\n"
+         "        except OSError:\n            pass\n    return attempts\n"
+         "def check(n):\n    if n < 0:\n        raise OSError(n)",
+         ["(1, [1, -1, -2])", "(0, [1])", "(1, [2])"]),
+    Case("loop_statement_then_try_break_in_while_test",
+         "def f(a, b, c, attempts):\n    n = None\n    while attempts:\n        n = attempts.pop()\n        try:\n"
+         "            check(n)\n            break\n        except OSError:\n            if a or (b and c):\n"
+         "                continue\n            raise\n    return n\n"
+         "def check(n):\n    if n < 0:\n        raise OSError(n)",
+         ["(1, 0, 0, [1, -1, -2])", "(0, 1, 0, [1, -1])", "(1, 0, 0, [-1])", "(0, 0, 0, [])"]),
+    # 3.10+ copy ``return out`` into the ``break``; the end of the try body's range splits both
+    # copies before their ``RETURN_VALUE``.
+    Case("loop_break_copy_split_by_try_range",
+         "def f(xs, out):\n    try:\n        for x in xs:\n            if x is None:\n                break\n"
+         "            out.append(10 // x)\n        return out\n    except ZeroDivisionError:\n        pass\n"
+         "    return None",
+         ["([1, None, 0], [])", "([1, 0], [])", "([2], [])"]),
+    Case("loop_try_for_break_copy_then_return_in_while_true",
+         "def f(xs, out):\n    while True:\n        try:\n            for x in xs:\n                if x is None:\n"
+         "                    break\n                out.append(10 // x)\n            return out\n"
+         "        except ZeroDivisionError:\n            xs = [x for x in xs if x]",
+         ["([1, 0, None, 5], [])", "([2, 0], [])"]),
 ]

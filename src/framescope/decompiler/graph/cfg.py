@@ -245,9 +245,18 @@ def dominators(entry: Block, blocks: List[Block]) -> DominatorTree:
     return DominatorTree(entry, idom)
 
 
-def natural_loop(header: Block, latches: List[Block]) -> Set[Block]:
-    """The blocks of the loop ``header`` heads: those that reach a latch without passing it."""
-    return reachable(latches, predecessors, exclude=header) | {header}
+def natural_loop(header: Block, latches: List[Block], blocks: List[Block]) -> Set[Block]:
+    """The blocks of the loop ``header`` heads: those that reach a latch without passing it.
+
+    Exception edges count, as they do for dominance: a try statement in the loop whose
+    body only leaves by ``return`` (a ``for`` loop then ``return``) gets back to the latch
+    through its handler alone, and its body is in the loop all the same.
+    """
+    protected: Dict[Block, List[Block]] = {}
+    for block in blocks:
+        if block.catch is not None:
+            protected.setdefault(block.catch, []).append(block)
+    return reachable(latches, lambda b: b.preds + protected.get(b, []), exclude=header) | {header}
 
 
 def postdominators(cfg: CFG) -> Dict[Block, Optional[Block]]:

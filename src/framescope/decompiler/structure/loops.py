@@ -67,12 +67,9 @@ class LoopBuilder:
             return False
         if state.stack[-1] is not loop.iterator or len(state.stack) != loop.depth:
             return False  # e.g. ``return x`` in a loop: the iterator was swapped above the value
-        first, tail = block, block.instrs[i + 1:]
-        seen = 0
-        while block.fall is not None and block.jump is None and block.fall.preds == [block] and seen < 10:
-            # The copy may span blocks: ``POP_EXCEPT`` of an enclosing clause starts a new one.
-            block, seen = block.fall, seen + 1
-            tail = tail + block.instrs
+        first = block
+        block, run = straight_run(block)
+        tail = run[i + 1:]
         if block.succs():
             return False
         target = copied_tail(tail, loop.exit)
@@ -96,7 +93,7 @@ class LoopBuilder:
 
     # -- loops -------------------------------------------------------------------------------------
     def loop(self, header: Block, state: State) -> Optional[Block]:
-        body = natural_loop(header, self.ctx.back_edges[header])
+        body = natural_loop(header, self.ctx.back_edges[header], self.ctx.cfg.blocks)
         first = header.instrs[0]
         if first.op == "FOR_ITER" and len(header.instrs) == 1:
             return self.for_loop(header, body, state)
@@ -118,7 +115,10 @@ class LoopBuilder:
                 if not (is_for and returns_from_loops(target, exit)):
                     tally.note(target, block)
                 continue
-            if is_for and exit is not None and not block.succs() and tally.break_copy(block):
+            if is_for and exit is not None and tally.break_copy(block):
+                continue
+            if not is_for and exit is not None and leaves_try_to(block, exit):
+                tally.via.setdefault(exit, set()).add(block)  # a ``break``, the loop's own exit
                 continue
             for succ in block.succs():
                 if succ not in body and succ is not exit:
@@ -394,10 +394,11 @@ class ExitTally:
 
     def break_copy(self, block: Block) -> bool:
         """Count a ``break`` followed by a copy of the code after the loop; whether ``block`` is one."""
-        index = break_copy(block, self.exit)
+        last, run = straight_run(block)
+        index = break_copy(run, self.exit) if not last.succs() else None
         if index is None:
             return False
-        tail = copied_tail(block.instrs[index + 1:], self.exit)
+        tail = copied_tail(run[index + 1:], self.exit)
         if index == 0:
             self.note(tail, block)
         else:
@@ -444,14 +445,28 @@ def returns_after_statements(instrs: List[Instr]) -> bool:
                    for i, ins in enumerate(instrs) if i)
 
 
-def break_copy(block: Block, exit: Block) -> Optional[int]:
-    """Index of the ``POP_TOP`` after which ``block`` repeats the code after its loop, if any."""
-    for index, ins in enumerate(block.instrs[:-1]):
-        if index and block.instrs[index - 1].op in ("SWAP", "ROT"):
+def straight_run(block: Block) -> Tuple[Block, List[Instr]]:
+    """The last of ``block`` and the blocks only it falls into, and their instructions.
+
+    One run of code may span blocks: ``POP_EXCEPT`` of an enclosing clause starts a new one,
+    and so does the end of a handler's range (a ``RETURN_VALUE``, which cannot raise, is left
+    out of the try body around it).
+    """
+    instrs, seen = block.instrs, 0
+    while block.fall is not None and block.jump is None and block.fall.preds == [block] and seen < 10:
+        block, seen = block.fall, seen + 1
+        instrs = instrs + block.instrs
+    return block, instrs
+
+
+def break_copy(instrs: List[Instr], exit: Block) -> Optional[int]:
+    """Index of the ``POP_TOP`` after which ``instrs`` repeat the code after their loop, if any."""
+    for index, ins in enumerate(instrs[:-1]):
+        if index and instrs[index - 1].op in ("SWAP", "ROT"):
             continue  # ``return value`` inside the loop pops the iterator from under the value
-        if index and block.instrs[index - 1].op == "CALL":
+        if index and instrs[index - 1].op == "CALL":
             continue  # the result of a call (a with statement's ``__exit__``), not the iterator
-        if ins.op == "POP_TOP" and copied_tail(block.instrs[index + 1:], exit) is not None:
+        if ins.op == "POP_TOP" and copied_tail(instrs[index + 1:], exit) is not None:
             return index
     return None
 
@@ -463,6 +478,8 @@ def copied_tail(tail: List[Instr], exit: Block) -> Optional[Block]:
     while current is not None and seen < 50:
         if same_run(current.instrs, tail):
             return current
+        if len(current.instrs) < len(tail) and same_run(straight_run(current)[1], tail):
+            return current  # the end of a try body's range splits the code after the loop
         if current.fall is not None and current.jump is not None:
             return None  # a branch (or the header of a loop around this one): no copy made it this far
         current = current.fall if current.fall is not None else current.jump
@@ -597,6 +614,17 @@ def break_exit(block: Block) -> Optional[Block]:
             and not any(p.instrs[0].op == "PUSH_EXC_INFO" for p in block.preds)):
         return block.fall
     return None
+
+
+def leaves_try_to(block: Block, exit: Block) -> bool:
+    """Whether ``block`` only jumps to ``exit`` (a ``while`` loop's), right after a try body.
+
+    That is a ``break`` ending the body (3.8-3.9 lay it out as ``POP_BLOCK`` and the jump):
+    the body's normal end goes on after the try statement, which in a loop jumps back to its
+    start, and an arm of an ``if`` jumps from inside the body.
+    """
+    return (block.jump is exit and len(block.instrs) == 1 and block.last.op == "JUMP" and bool(block.preds)
+            and all(p.handler is not None and p.handler != block.handler for p in block.preds))
 
 
 def trampoline_target(block: Block) -> Optional[Block]:

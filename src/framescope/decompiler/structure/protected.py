@@ -121,7 +121,7 @@ class ProtectedBuilder:
                                 for latch in self.ctx.back_edges[header]):
             # Up to 3.10 the jump back of a loop around the try comes after its POP_BLOCK.
             return False
-        loop = natural_loop(header, self.ctx.back_edges[header])
+        loop = natural_loop(header, self.ctx.back_edges[header], self.ctx.cfg.blocks)
         if self.ctx.hmap.block(handler) in loop:
             return True
         if all(self.ctx.hmap.covers(b, handler) for b in loop):
