@@ -2,6 +2,11 @@
 from typing import List
 
 from tests.decompiler.cases import Case
+from tests.decompiler.cases_exits import ASYNC
+
+#: A context manager that logs its exit and lets exceptions through.
+LOG = ("class Log:\n    def __init__(self, log):\n        self.log = log\n    def __enter__(self):\n        return self\n"
+       "    def __exit__(self, *exc):\n        self.log.append('exit')\n")
 
 CASES: List[Case] = [
     # A for loop whose body always returns never jumps back to its header.
@@ -213,4 +218,83 @@ CASES: List[Case] = [
          "                    break\n                out.append(10 // x)\n            return out\n"
          "        except ZeroDivisionError:\n            xs = [x for x in xs if x]",
          ["([1, 0, None, 5], [])", "([2, 0], [])"]),
+    # ``while True`` left only by a ``break`` in an except clause: only exception edges lead to
+    # the clause, so the natural loop has no way out; inside a with statement the code after the
+    # loop is the with's exit, which the clause must not take as its own.
+    Case("loop_break_in_except_in_with",
+         "def f(items, log):\n    it = iter(items)\n    with Log(log):\n        while True:\n            try:\n"
+         "                i = next(it)\n            except StopIteration:\n                break\n            log.append(i)\n"
+         "    log.append('after')\n    return log\n" + LOG, ["([1, 2], [])", "([], [])"]),
+    Case("loop_break_in_except_else_in_with",
+         "def f(items, log):\n    it = iter(items)\n    with Log(log):\n        while True:\n            try:\n"
+         "                i = next(it)\n            except StopIteration:\n                break\n            else:\n"
+         "                log.append(i)\n    log.append('after')\n    return log\n" + LOG, ["([1, 2], [])", "([], [])"]),
+    Case("loop_break_in_except_in_with_in_for",
+         "def f(groups, log):\n    for items in groups:\n        with Log(log):\n            it = iter(items)\n"
+         "            got = []\n            while True:\n                try:\n                    i = next(it)\n"
+         "                except StopIteration:\n                    break\n                else:\n"
+         "                    got.append(i)\n            log.append(got)\n    return log\n" + LOG,
+         ["([[1, 2], []], [])", "([], [])"]),
+    Case("loop_break_in_except_in_with_then_code_in_for",
+         "def f(groups, log):\n    for items in groups:\n        it = iter(items)\n        with Log(log):\n"
+         "            while True:\n                try:\n                    i = next(it)\n"
+         "                except StopIteration:\n                    break\n                log.append(i)\n"
+         "        log.append('next')\n    return log\n" + LOG, ["([[1, 2], []], [])", "([], [])"]),
+    Case("loop_break_in_except_in_with_in_while",
+         "def f(groups, log):\n    while groups:\n        it = iter(groups.pop())\n        with Log(log):\n"
+         "            while True:\n                try:\n                    i = next(it)\n"
+         "                except StopIteration:\n                    break\n                log.append(i)\n"
+         "        log.append('next')\n    return log\n" + LOG, ["([[1, 2], []], [])", "([], [])"]),
+    Case("loop_break_in_except_then_return_in_with",
+         "def f(items, log):\n    it = iter(items)\n    with Log(log):\n        while True:\n            try:\n"
+         "                i = next(it)\n            except StopIteration:\n                break\n            log.append(i)\n"
+         "        return len(log)\n" + LOG, ["([1, 2], [])", "([], [])"]),
+    Case("loop_break_in_except_then_code_in_with",
+         "def f(items, log):\n    it = iter(items)\n    with Log(log):\n        while True:\n            try:\n"
+         "                i = next(it)\n            except StopIteration:\n                break\n            log.append(i)\n"
+         "        log.append('end')\n    return log\n" + LOG, ["([1, 2], [])", "([], [])"]),
+    Case("loop_break_or_continue_in_excepts_in_with_in_for",
+         "def f(groups, log):\n    for items in groups:\n        it = iter(items)\n        with Log(log):\n"
+         "            while True:\n                try:\n                    i = 10 // next(it)\n"
+         "                except StopIteration:\n                    break\n                except ZeroDivisionError:\n"
+         "                    continue\n                log.append(i)\n        log.append('next')\n    return log\n" + LOG,
+         ["([[1, 0, 2], []], [])", "([], [])"]),
+    Case("loop_break_under_test_in_except_in_with",
+         "def f(items, log):\n    it = iter(items)\n    with Log(log):\n        while True:\n            try:\n"
+         "                i = next(it)\n            except StopIteration:\n                if log:\n                    break\n"
+         "                it = iter([0])\n                continue\n            log.append(i)\n    return log\n" + LOG,
+         ["([1, 2], [])", "([], [])"]),
+    Case("loop_break_in_except_as_in_nested_with",
+         "def f(items, log):\n    it = iter(items)\n    with Log(log), Log(log):\n        while True:\n            try:\n"
+         "                i = next(it)\n            except StopIteration as e:\n                log.append(type(e).__name__)\n"
+         "                break\n            log.append(i)\n    log.append('after')\n    return log\n" + LOG,
+         ["([1, 2], [])", "([], [])"]),
+    # The first clause goes on to a try statement whose body returns: still inside the loop,
+    # which that statement's clause goes back to.
+    Case("loop_clauses_pass_between_tries_that_return",
+         "def f(items):\n    it = iter(items)\n    while True:\n        try:\n            return 10 // next(it)\n"
+         "        except ZeroDivisionError:\n            pass\n        try:\n            return 10 // (next(it) - 1)\n"
+         "        except ZeroDivisionError:\n            pass",
+         ["([0, 1, 2],)", "([5],)", "([0, 3],)", "([0, 1],)"]),
+    Case("loop_break_in_except_in_try",
+         "def f(items, log):\n    it = iter(items)\n    try:\n        while True:\n            try:\n"
+         "                i = 10 // next(it)\n            except StopIteration:\n                break\n            log.append(i)\n"
+         "    except ZeroDivisionError:\n        log.append('zero')\n    log.append('after')\n    return log",
+         ["([1, 2], [])", "([1, 0], [])", "([], [])"]),
+    Case("loop_break_in_except_in_async_with",
+         "def f(items, log):\n    async def body():\n        it = iter(items)\n        async with CM(log):\n"
+         "            while True:\n                try:\n                    i = next(it)\n"
+         "                except StopIteration:\n                    break\n                log.append(i)\n"
+         "        log.append('after')\n    run(body())\n    return log\n" + ASYNC, ["([1, 2], [])", "([], [])"]),
+    # The body of an ``async with`` that ends with ``return CONSTANT``: the return follows the
+    # call of ``__aexit__`` on the normal path, as in a with statement.
+    Case("loop_break_in_except_then_return_constant_in_async_with",
+         "def f(items, log):\n    async def body():\n        it = iter(items)\n        async with CM(log):\n"
+         "            while True:\n                try:\n                    i = next(it)\n"
+         "                except StopIteration:\n                    break\n                log.append(i)\n"
+         "            return 1\n    return run(body()), log\n" + ASYNC, ["([1, 2], [])", "([], [])"]),
+    Case("loop_for_then_return_constant_in_async_with",
+         "def f(items, log):\n    async def body():\n        async with CM(log):\n            for i in items:\n"
+         "                log.append(i)\n            return 1\n    return run(body()), log\n" + ASYNC,
+         ["([1, 2], [])", "([], [])"]),
 ]

@@ -11,8 +11,9 @@ import ast
 from typing import TYPE_CHECKING, Dict, List, Optional, Set, Tuple
 
 from framescope.decompiler.frontend import versions
-from framescope.decompiler.frontend.instructions import Instr
+from framescope.decompiler.frontend.instructions import Handler, Instr
 from framescope.decompiler.graph.cfg import Block, natural_loop
+from framescope.decompiler.graph.handlers import TRY
 from framescope.decompiler.graph.normalize import STATEMENT_ENDS, same_run
 from framescope.decompiler.graph.traversal import reachable, successors_and_handler
 from framescope.decompiler.simulate import values as v
@@ -100,15 +101,18 @@ class LoopBuilder:
         return self.while_loop(header, body, state)
 
     def exits(self, body: Set[Block], exit: Optional[Block], is_for: bool = False,
-              depth: Optional[int] = None) -> Tuple[Optional[Block], Set[Block]]:
+              depth: Optional[int] = None, header: Optional[Block] = None) -> Tuple[Optional[Block], Set[Block]]:
         """The ``break`` target and the blocks that lead to it.
 
         The target is the exit other than ``exit`` that most jumps leave by, looking
         through blocks that only pop the loop's iterator and jump on; exits that end
         in a return or raise are not breaks, nor (given the loop's stack ``depth``)
         blocks that run on a deeper stack, like an except clause of a try in the loop.
+        Given the ``header`` of a ``while True``, the except clauses of the try statements
+        in it count too (`clause_exits`).
         """
         tally = ExitTally(exit)
+        clauses, ways = self.clause_exits(header, body) if header is not None else (set(), [])
         for block in body:
             target = trampoline_target(block)
             if target is not None and target not in body and block.instrs[0].op == "POP_TOP":
@@ -121,8 +125,10 @@ class LoopBuilder:
                 tally.via.setdefault(exit, set()).add(block)  # a ``break``, the loop's own exit
                 continue
             for succ in block.succs():
-                if succ not in body and succ is not exit:
+                if succ not in body and succ is not exit and succ not in clauses:
                     self.succ_exit(body, block, succ, exit, is_for, depth, tally)
+        for succ in ways:
+            self.clause_exit(succ, depth, tally)
         counts, via = tally.counts, tally.via
         if not counts:
             return exit, via.get(exit, set()) if exit is not None else set()
@@ -157,6 +163,77 @@ class LoopBuilder:
                 and target.handler.depth > depth):
             return  # runs on a deeper stack than the loop's: inside an except clause, not after the loop
         tally.note(target, succ)
+
+    def clause_exits(self, header: Block, body: Set[Block]) -> Tuple[Set[Block], List[Block]]:
+        """The blocks of the except clauses of the try statements in a ``while True`` loop that
+        are not in its natural loop, and where those clauses jump out of the loop.
+
+        Only exception edges lead to a clause, so one that leaves the loop (``break``) is no
+        part of the natural loop, and a ``while True`` has no exit to grow its body from
+        (`extend_body`). Without them a loop left only from a clause has no ``break``
+        target, and the code after it (inside a with: the with's exit and what follows)
+        would be read as the clause's own. A clause ends where it releases its exception
+        (``POP_EXCEPT``); the jump from there leaves the clause, and the loop unless it gets
+        back to the header, if only through another clause (the next try statement's body
+        returns, its clause goes on). A clause that goes back to the loop (``continue``) is
+        in the natural loop, its other ways out are not.
+        """
+        looped = self.through_clauses(header, body)
+        found: List[Block] = []
+        seen: Set[Block] = set()
+        for entry in [self.ctx.hmap.block(h) for h in self.clause_handlers(body, header)]:
+            work = [entry]
+            while work:
+                block = work.pop()
+                if block in seen:
+                    continue
+                seen.add(block)
+                released = any(ins.op == "POP_EXCEPT" for ins in block.instrs)
+                for succ in block.succs():
+                    if released and succ not in looped:
+                        if block not in body:  # else counted with the natural loop's ways out
+                            found.append(succ)
+                    elif not released and self.ctx.cfg.dom.dominates(entry, succ):
+                        work.append(succ)  # not the code after the try, which its body reaches too
+        return seen - body, found
+
+    def clause_exit(self, succ: Block, depth: Optional[int], tally: "ExitTally") -> None:
+        """Count the jump from an except clause of a ``while True`` to ``succ``, outside the loop.
+
+        A clause returns or raises in place, so a jump out of the loop from one is a
+        ``break``, even to code that returns (the code after the loop, or 3.12+'s copy
+        of the with statement's exit and the code after it).
+        """
+        target = trampoline_target(succ) or succ
+        if depth is not None and target.handler is not None and target.handler.depth > depth:
+            return  # runs on a deeper stack than the loop's: inside an enclosing except clause
+        tally.note(target, succ)
+
+    def clause_handlers(self, body: Set[Block], header: Block) -> List[Handler]:
+        """The handlers of try statements inside the loop: they cover blocks of it, not its jumps back.
+
+        A try around the loop covers those jumps; one inside ends before them (its body
+        leaves the range first), and the header may well be its first protected block.
+        """
+        around = set()
+        for latch in self.ctx.back_edges[header]:
+            around.update(self.handler_chain(latch.handler))
+        handlers: List[Handler] = []
+        for block in body:
+            for handler in self.handler_chain(block.handler):
+                if handler in around:
+                    break  # this statement and those around it contain the loop
+                if handler not in handlers and self.ctx.hmap.kind(handler) == TRY:
+                    handlers.append(handler)
+        return handlers
+
+    def handler_chain(self, handler: Optional[Handler]) -> List[Handler]:
+        """``handler`` and the handlers around it, innermost first."""
+        chain: List[Handler] = []
+        while handler is not None and len(chain) < 100:
+            chain.append(handler)
+            handler = self.ctx.hmap.block(handler).handler
+        return chain
 
     def meeting_point(self, counts: Dict[Block, int], body: Set[Block], exit: Optional[Block]) -> Optional[Block]:
         """Where several ways out of a loop meet, when more of them meet there than at any one target.
@@ -247,14 +324,18 @@ class LoopBuilder:
         A ``break`` pops the iterator and jumps (or, 3.13+, falls into the code after the loop
         when that starts a new block); when the loop's exit raises or returns, this is the only
         way to the code after the loop.  Pops inside a nested ``for`` may be its breaks, so only
-        blocks no other loop header dominates count.
+        blocks no other loop header dominates count, and none inside a nested loop: 3.11 ends a
+        statement in a ``while True`` left only from an except clause (so that no header
+        dominates the code after it) with a pop and a jump to a lone jump back.
         """
         dom = self.ctx.cfg.dom
         inner = [b for b in self.ctx.cfg.blocks if b is not header and b.instrs[0].op == "FOR_ITER"
                  and dom.dominates(header, b)]
+        nested = self.nested_loops(header)
         targets = []
         for block in self.ctx.cfg.blocks:
-            if block is header or not dom.dominates(header, block) or any(dom.dominates(b, block) for b in inner):
+            if block is header or block in nested or not dom.dominates(header, block) \
+                    or any(dom.dominates(b, block) for b in inner):
                 continue
             target = break_exit(block)
             # A jump back pops a statement's value; a chained comparison pops its spare operand
@@ -263,6 +344,15 @@ class LoopBuilder:
                     p is header or break_exit(p) is target for p in target.preds):
                 targets.append(target)
         return targets
+
+    def nested_loops(self, header: Block) -> Set[Block]:
+        """The blocks of the loops that the loop at ``header`` dominates, its own aside."""
+        dom = self.ctx.cfg.dom
+        blocks: Set[Block] = set()
+        for inner, latches in self.ctx.back_edges.items():
+            if inner is not header and dom.dominates(header, inner):
+                blocks |= natural_loop(inner, latches)
+        return blocks
 
     def for_loop(self, header: Block, body: Set[Block], state: State) -> Optional[Block]:
         iterator = state.stack[-1] if state.stack else None
@@ -336,7 +426,8 @@ class LoopBuilder:
                     cond = collect_condition(self.ctx, header, probe)
                 finally:
                     self.ctx.loops.pop()
-                inside = cond.true_block in body, cond.false_block in body
+                looped = self.through_clauses(header, body)
+                inside = cond.true_block in looped, cond.false_block in looped
                 if inside == (True, False):
                     pass
                 elif inside == (False, True):
@@ -344,7 +435,7 @@ class LoopBuilder:
                 else:
                     cond = None
         if cond is None:
-            brk, break_blocks = self.exits(body, None, depth=len(state.stack))
+            brk, break_blocks = self.exits(body, None, depth=len(state.stack), header=header)
             loop = Loop(header, body, None, brk, break_blocks)
             body_state = State(state.stack)
             self.ctx.loops.append(loop)
@@ -367,6 +458,19 @@ class LoopBuilder:
             self.ctx.loops.pop()
         node = ast.While(test=cond.expr, body=body_state.stmts or [ast.Pass()], orelse=[])
         return self.loop_else(node, exit, brk, state)
+
+    def through_clauses(self, header: Block, body: Set[Block]) -> Set[Block]:
+        """``body`` and the blocks that get back to ``header`` only through an except clause.
+
+        A loop nested in this one and left only from an except clause (``while True: try:
+        ... except E: break``) never reaches the jump back on a normal edge: the natural
+        loop misses it and the code from the test to it, though the test goes there.
+        """
+        covering: Dict[Block, List[Block]] = {}
+        for block in self.ctx.cfg.blocks:
+            if block.catch is not None:
+                covering.setdefault(block.catch, []).append(block)
+        return body | reachable(body, lambda b: b.preds + covering.get(b, []), exclude=header)
 
     def walk_body(self, header: Block, state: State) -> None:
         """Walk a ``while True`` body, which starts at its header."""

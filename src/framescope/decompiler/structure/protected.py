@@ -151,7 +151,7 @@ class ProtectedBuilder:
             raise self.ctx.error("with body without its context manager", block)
         body_state = State(state.stack)
         end = self.region_body(block, handler, body_state, len(state.stack) - 1)
-        suppressed = None if entered.is_async else self.suppressed_end(self.ctx.hmap.block(handler))
+        suppressed = self.suppressed_end(self.ctx.hmap.block(handler))
         if suppressed is not None and end is not None and end is not suppressed:
             # A body that ends with ``return CONSTANT`` (or a jump) leaves the region before
             # that statement: it follows the call of ``__exit__`` on the normal path.
@@ -200,7 +200,10 @@ class ProtectedBuilder:
             # 3.8: ``END_FINALLY`` goes on with the next instruction when nothing is to be re-raised.
             nxt = hblock.index + 1
             return self.ctx.cfg.blocks[nxt] if nxt < len(self.ctx.cfg.blocks) else None
-        if hblock.last.op != "POP_JUMP_IF_TRUE" or ops.index("WITH_EXCEPT_START") != len(ops) - 2:
+        test = ops[ops.index("WITH_EXCEPT_START") + 1:]
+        if test[:3] == ["GET_AWAITABLE", "LOAD_CONST", "YIELD_FROM"]:
+            test = test[3:]  # ``async with`` awaits the result first
+        if hblock.last.op != "POP_JUMP_IF_TRUE" or len(test) != 1:
             return None
         block, seen, released = hblock.jump, 0, False
         while block is not None and seen < 10:
