@@ -351,7 +351,7 @@ class LoopBuilder:
         blocks: Set[Block] = set()
         for inner, latches in self.ctx.back_edges.items():
             if inner is not header and dom.dominates(header, inner):
-                blocks |= natural_loop(inner, latches)
+                blocks |= natural_loop(inner, latches, self.ctx.cfg.blocks)
         return blocks
 
     def for_loop(self, header: Block, body: Set[Block], state: State) -> Optional[Block]:
