@@ -92,6 +92,11 @@ ELSE_BEFORE_CLAUSES = PY < (3, 12)
 #: the handler (up to 3.13; 3.12-3.13 spell it ``RETURN_CONST``); 3.14 may put the code after
 #: the statement there too.
 CONSTANT_RETURN_BEFORE_HANDLER = PY < (3, 14)
+#: The ``END_FINALLY`` that re-raises an exception no except clause matched is laid out to
+#: fall through to the code after the try statement (3.8; 3.9+ end the clauses with
+#: ``RERAISE``): a ``return <constant>`` laid out before the handler, after leaving the with
+#: statements around the try, is the body's own, not the code after it.
+UNMATCHED_FALLS_THROUGH = PY < (3, 9)
 #: The peephole optimizer turns a jump to a lone ``RETURN_VALUE`` into that ``RETURN_VALUE``
 #: (up to 3.9): an arm of a returned conditional value may return it itself.
 RETURN_JUMPS_THREADED = PY < (3, 10)
