@@ -95,7 +95,7 @@ CONSTANT_RETURN_BEFORE_HANDLER = PY < (3, 14)
 #: The ``END_FINALLY`` that re-raises an exception no except clause matched is laid out to
 #: fall through to the code after the try statement (3.8; 3.9+ end the clauses with
 #: ``RERAISE``): a ``return <constant>`` laid out before the handler, after leaving the with
-#: statements around the try, is the body's own, not the code after it.
+#: statements and except clauses around the try, is the body's own, not the code after it.
 UNMATCHED_FALLS_THROUGH = PY < (3, 9)
 #: The peephole optimizer turns a jump to a lone ``RETURN_VALUE`` into that ``RETURN_VALUE``
 #: (up to 3.9): an arm of a returned conditional value may return it itself.

@@ -621,7 +621,8 @@ def repeated_tail(start: Optional[Block], instrs: List[Instr]) -> Optional[Block
 def pops_iterators(blocks: List[Block], stack: list) -> bool:
     """Whether the values the ``POP_TOP`` instructions ``blocks`` start with pop off ``stack``
     are loops' iterators (a return from inside the loops); on 3.8 the calls of ``__exit__``
-    between them take the with statements' exits off the stack."""
+    between them take the with statements' exits off the stack, and ``POP_EXCEPT`` the
+    exception state of the except clauses the return leaves."""
     i = len(stack)
     for block in blocks:
         for ins in block.instrs:
@@ -633,6 +634,10 @@ def pops_iterators(blocks: List[Block], stack: list) -> bool:
             elif ins.op == "POP_TOP":
                 i -= 1
                 if i < 0 or not isinstance(stack[i], v.Iterator):
+                    return False
+            elif ins.op == "POP_EXCEPT":
+                i -= ins.arg
+                if i < 0 or not all(isinstance(x, v.Exc) for x in stack[i:i + ins.arg]):
                     return False
             elif ins.op in ("LOAD_CONST", "RETURN_VALUE"):
                 return True

@@ -30,7 +30,8 @@ class UnreachedCode:
         """The blocks of a ``return <constant>`` only the try body reaches, laid out before its
         handler (after popping the iterators of the loops around the try, if it returns from
         them, and, on 3.8, after calling ``__exit__`` of the with statements around it, each
-        with's protected range ending a block); None when ``end`` is not one."""
+        with's protected range ending a block, and releasing the exceptions of the except
+        clauses around it); None when ``end`` is not one."""
         if not versions.CONSTANT_RETURN_BEFORE_HANDLER:
             return None
         blocks: List[Block] = []
@@ -128,12 +129,19 @@ def is_exit_call(ins: Instr) -> bool:
 
 def leaving(instrs: List[Instr]) -> int:
     """How many of ``instrs`` leave the loops (``POP_TOP`` of their iterators) and, on 3.8, the
-    with statements that a return goes out of, before it loads its value."""
+    with statements and except clauses (with ``except E as name``'s reset of ``name``) that a
+    return goes out of, before it loads its value."""
     n = 0
     while n < len(instrs):
         ins = instrs[n]
         if ins.op == "POP_TOP" or is_exit_call(ins):
             n += 1
+        elif ins.op == "POP_EXCEPT" and versions.UNMATCHED_FALLS_THROUGH:
+            n += 1
+            ops = [x.op for x in instrs[n:n + 3]]
+            if len(ops) == 3 and ops[0] == "LOAD_CONST" and instrs[n].arg is None and ops[1].startswith("STORE_") \
+                    and ops[2].startswith("DELETE_") and instrs[n + 1].arg == instrs[n + 2].arg:
+                n += 3
         else:
             break
     return n
