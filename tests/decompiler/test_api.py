@@ -151,6 +151,8 @@ def module(source: str):
     ("f'''Not a docstring'''\nx = 1\n", "f'Not a docstring'\nx = 1\n", (3, 8)),
     ("x: int\ny: str = 'a'\nif y:\n    z: int = 1\n", None, (3, 8)),
     ("class C[T]:\n    pass\n\n\ntype A = list[int]\n", None, (3, 12)),
+    # 3.8 loads an assert's AssertionError with LOAD_GLOBAL, in a module or class body too.
+    ("import sys\nassert sys.platform != 'none', 'platform'\n\n\nclass C:\n    assert len('ab') == 2\n", None, (3, 8)),
     # Under the future import annotations are kept as text: they read back as expressions.
     ("from __future__ import annotations\nx: list[int] = []\n\n\ndef f(a: int, *b: str) -> dict[str, int]:\n"
      "    class C:\n        y: 'quoted'\n    return C\n", None, (3, 8)),

@@ -121,6 +121,10 @@ MATCH_SUCCESS_FLAG = PY < (3, 11)
 EMPTY_LAST_ALTERNATIVE = PY >= (3, 12)
 #: ``assert False, msg`` compiles to the raise alone (3.10+); 3.8 and 3.9 keep the test.
 ASSERT_FALSE_UNTESTED = PY >= (3, 10)
+#: ``assert`` loads ``AssertionError`` with ``LOAD_GLOBAL`` (3.8; 3.9+ have
+#: ``LOAD_ASSERTION_ERROR``): in a module or class body, where a name written in the source
+#: is loaded with ``LOAD_NAME``, that load is an assert's.
+ASSERT_LOADS_GLOBAL = PY < (3, 9)
 
 # --------------------------------------------------------------------------- source and ast
 
