@@ -170,6 +170,14 @@ def test_module_code(source, expected, since):
     assert text.strip() == (expected or source).strip()
 
 
+def test_module_code_with_a_long_statement():
+    """The decompiled statement is one long line, where 3.8-3.9's peephole optimizer does not
+    fold the constants of a lambda's defaults into a tuple; the source's short lines it folds."""
+    source = "x = 1\nd = dict(\n" + "".join("    a%d=[lambda x=False: None],\n" % i for i in range(30)) + ")\ny = 2\n"
+    text = decompile(module(source), machine=False)  # checked: recompiles to equivalent bytecode
+    assert text.startswith("x = 1\nd = dict(a0=[lambda x=False: None], ")
+
+
 MIXED = '''\
 import os
 

@@ -97,6 +97,10 @@ CONSTANT_RETURN_BEFORE_HANDLER = PY < (3, 14)
 #: ``RERAISE``): a ``return <constant>`` laid out before the handler, after leaving the with
 #: statements and except clauses around the try, is the body's own, not the code after it.
 UNMATCHED_FALLS_THROUGH = PY < (3, 9)
+#: The peephole optimizer folds ``LOAD_CONST``s built into a tuple into one tuple constant
+#: (3.8-3.9), but leaves a code object whose line table holds a jump of 255 or more bytes
+#: in one step as it is: a long statement written on one line keeps ``BUILD_TUPLE``.
+PEEPHOLE_SKIPS_LONG_LINES = PY < (3, 10)
 #: The peephole optimizer turns a jump to a lone ``RETURN_VALUE`` into that ``RETURN_VALUE``
 #: (up to 3.9): an arm of a returned conditional value may return it itself.
 RETURN_JUMPS_THREADED = PY < (3, 10)
