@@ -127,6 +127,39 @@ CASES: List[Case] = [
          "        try:\n            r = 1 / len(out)\n        except ZeroDivisionError:\n            return None\n"
          "    return out, r",
          ["([1, 2], True)", "([1, 0, 2], True)", "([1, 0, 2], False)", "([0], True)"]),
+    # 3.8: a try body that ends with ``return <constant>`` inside a with statement returns after
+    # the with's clean-up, before the handler; the except clauses' own returns leave the with too.
+    Case("exc_try_returns_constant_in_with",
+         "import contextlib\ndef f(x):\n    with contextlib.nullcontext(x) as t:\n        try:\n"
+         "            r = 1 / t\n            return True\n        except ZeroDivisionError:\n            return False",
+         ["(1,)", "(0,)", "('a',)"]),
+    Case("exc_try_returns_constant_in_two_withs",
+         "import contextlib\ndef f(x):\n    with contextlib.nullcontext(x) as t, contextlib.nullcontext():\n"
+         "        try:\n            1 / t\n            return True\n        except ZeroDivisionError:\n"
+         "            return False",
+         ["(1,)", "(0,)", "('a',)"]),
+    Case("exc_try_returns_constant_in_with_in_loop",
+         "import contextlib\ndef f(xs):\n    for x in xs:\n        with contextlib.nullcontext(x) as t:\n"
+         "            try:\n                1 / t\n                return True\n"
+         "            except ZeroDivisionError:\n                break\n    return 4",
+         ["([1],)", "([0, 1],)", "([],)", "(['a'],)"]),
+    # 3.8: a try body in an except clause that ends with ``return <constant>`` releases the
+    # clause's exception first; it is the body's return, not an else clause's.
+    Case("exc_try_returns_constant_in_named_clause",
+         "def f(s, default=False):\n    try:\n        s.append(1 // s[0])\n    except Exception as e:\n        try:\n"
+         "            s.append(len(s[1]))\n            return False\n        except Exception:\n            pass\n"
+         "        return default\n    return True",
+         ["([1],)", "([0, 'ab'],)", "([0, 1],)", "([],)"]),
+    Case("exc_try_returns_constant_in_clause_in_loop",
+         "def f(s, xs):\n    for x in xs:\n        try:\n            s.append(1 // x)\n        except Exception:\n"
+         "            try:\n                s.append(len(x))\n                return False\n"
+         "            except Exception:\n                continue\n    return True",
+         ["([], [1, 2])", "([], [1, 0])", "([], ['', 1])"]),
+    Case("exc_try_returns_constant_in_with_in_clause",
+         "import contextlib\ndef f(s, xs):\n    try:\n        s.append(1 // xs)\n    except Exception:\n"
+         "        with contextlib.nullcontext():\n            try:\n                s.append(len(xs))\n"
+         "                return False\n            except Exception:\n                pass\n    return 3",
+         ["([], 1)", "([], 0)", "([], 'ab')"]),
     # A with statement that always raises ends an ``except ... as e`` clause: the code after
     # the with (reached when __exit__ swallows the exception) is the clause's clean-up.
     Case("exc_with_raising_ends_named_clause",

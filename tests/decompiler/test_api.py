@@ -151,6 +151,8 @@ def module(source: str):
     ("f'''Not a docstring'''\nx = 1\n", "f'Not a docstring'\nx = 1\n", (3, 8)),
     ("x: int\ny: str = 'a'\nif y:\n    z: int = 1\n", None, (3, 8)),
     ("class C[T]:\n    pass\n\n\ntype A = list[int]\n", None, (3, 12)),
+    # 3.8 loads an assert's AssertionError with LOAD_GLOBAL, in a module or class body too.
+    ("import sys\nassert sys.platform != 'none', 'platform'\n\n\nclass C:\n    assert len('ab') == 2\n", None, (3, 8)),
     # Under the future import annotations are kept as text: they read back as expressions.
     ("from __future__ import annotations\nx: list[int] = []\n\n\ndef f(a: int, *b: str) -> dict[str, int]:\n"
      "    class C:\n        y: 'quoted'\n    return C\n", None, (3, 8)),
@@ -166,6 +168,14 @@ def test_module_code(source, expected, since):
         expected = "x = 1\n"
     text = decompile(module(source), machine=False)  # checked: recompiles to the same bytecode
     assert text.strip() == (expected or source).strip()
+
+
+def test_module_code_with_a_long_statement():
+    """The decompiled statement is one long line, where 3.8-3.9's peephole optimizer does not
+    fold the constants of a lambda's defaults into a tuple; the source's short lines it folds."""
+    source = "x = 1\nd = dict(\n" + "".join("    a%d=[lambda x=False: None],\n" % i for i in range(30)) + ")\ny = 2\n"
+    text = decompile(module(source), machine=False)  # checked: recompiles to equivalent bytecode
+    assert text.startswith("x = 1\nd = dict(a0=[lambda x=False: None], ")
 
 
 MIXED = '''\

@@ -227,6 +227,10 @@ class Translator:
     def op_LOAD_GLOBAL(self, ins) -> None:
         if versions.LOAD_GLOBAL_NULL_BIT and ins.arg & 1:
             self.emit(ins, "PUSH_NULL")
+        if versions.ASSERT_LOADS_GLOBAL and ins.argval == "AssertionError" \
+                and not self.code.co_flags & inspect.CO_NEWLOCALS:
+            self.emit(ins, "LOAD_ASSERTION_ERROR")
+            return
         self.emit(ins, "LOAD_GLOBAL", ins.argval)
 
     def op_LOAD_ATTR(self, ins) -> None:

@@ -92,6 +92,15 @@ ELSE_BEFORE_CLAUSES = PY < (3, 12)
 #: the handler (up to 3.13; 3.12-3.13 spell it ``RETURN_CONST``); 3.14 may put the code after
 #: the statement there too.
 CONSTANT_RETURN_BEFORE_HANDLER = PY < (3, 14)
+#: The ``END_FINALLY`` that re-raises an exception no except clause matched is laid out to
+#: fall through to the code after the try statement (3.8; 3.9+ end the clauses with
+#: ``RERAISE``): a ``return <constant>`` laid out before the handler, after leaving the with
+#: statements and except clauses around the try, is the body's own, not the code after it.
+UNMATCHED_FALLS_THROUGH = PY < (3, 9)
+#: The peephole optimizer folds ``LOAD_CONST``s built into a tuple into one tuple constant
+#: (3.8-3.9), but leaves a code object whose line table holds a jump of 255 or more bytes
+#: in one step as it is: a long statement written on one line keeps ``BUILD_TUPLE``.
+PEEPHOLE_SKIPS_LONG_LINES = PY < (3, 10)
 #: The peephole optimizer turns a jump to a lone ``RETURN_VALUE`` into that ``RETURN_VALUE``
 #: (up to 3.9): an arm of a returned conditional value may return it itself.
 RETURN_JUMPS_THREADED = PY < (3, 10)
@@ -116,6 +125,10 @@ MATCH_SUCCESS_FLAG = PY < (3, 11)
 EMPTY_LAST_ALTERNATIVE = PY >= (3, 12)
 #: ``assert False, msg`` compiles to the raise alone (3.10+); 3.8 and 3.9 keep the test.
 ASSERT_FALSE_UNTESTED = PY >= (3, 10)
+#: ``assert`` loads ``AssertionError`` with ``LOAD_GLOBAL`` (3.8; 3.9+ have
+#: ``LOAD_ASSERTION_ERROR``): in a module or class body, where a name written in the source
+#: is loaded with ``LOAD_NAME``, that load is an assert's.
+ASSERT_LOADS_GLOBAL = PY < (3, 9)
 
 # --------------------------------------------------------------------------- source and ast
 

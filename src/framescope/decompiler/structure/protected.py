@@ -20,7 +20,7 @@ from framescope.decompiler.simulate.state import State
 from framescope.decompiler.structure.arms import ends_control
 from framescope.decompiler.structure.clauses import TRY_NODES, leaving_by, strip_name_cleanup, strip_reraise, without_pass
 from framescope.decompiler.structure.starclauses import StarClauseBuilder, code_after, is_star_handler
-from framescope.decompiler.structure.unreached import UnreachedCode, leading_pops
+from framescope.decompiler.structure.unreached import UnreachedCode, is_exit_call
 
 if TYPE_CHECKING:  # pragma: no cover
     from framescope.decompiler.structure.context import StructureContext
@@ -262,12 +262,13 @@ class ProtectedBuilder:
     def try_body(self, block: Block, handler: Handler, body_state: State, depth: int) -> Optional[Block]:
         """Walk the try body into ``body_state``; where it goes on (None when it cannot complete)."""
         body_end = self.region_body(block, handler, body_state, depth)
-        if (self.unreached.returns_constant(body_end, self.ctx.hmap.block(handler)) and len(body_state.stack) == depth
-                and pops_iterators(body_end, body_state.stack)):
+        blocks = self.unreached.returns_constant(body_end, self.ctx.hmap.block(handler))
+        if blocks and len(body_state.stack) == depth and pops_iterators(blocks, body_state.stack):
             # ``return <constant>`` ends the body: the compiler leaves the block first (the
             # constant cannot raise), so the return follows the region, before the handler.
-            for ins in body_end.instrs:
-                self.ctx.sim.step(ins, body_state)
+            for one in blocks:
+                for ins in one.instrs:
+                    self.ctx.sim.step(ins, body_state)
             body_end = None
         return body_end
 
@@ -376,11 +377,17 @@ class ProtectedBuilder:
     def leaves_region(self, after: Optional[Block], body_end: Optional[Block]) -> bool:
         """Whether except clauses that go on at ``after`` leave the enclosing with by a way of
         their own (a return, break or continue after the with's clean-up), the body not."""
-        if after is None or body_end is None or not self.ctx.regions or self.same_place(after, body_end):
+        if after is None or not self.ctx.regions or (body_end is not None and self.same_place(after, body_end)):
             return False
         region = self.ctx.regions[-1]
         if self.ctx.hmap.kind(region.handler) != WITH or region.contains(after):
             return False  # leaving a try needs no code on 3.11+: no sign of a statement there
+        if body_end is None:
+            # 3.8: a body that returns a constant after the with's clean-up (see `try_body`);
+            # the clauses leave by their own statement unless they go on to the with's normal
+            # exit, the clean-up that jumps past the with's exception handler.
+            normal_exit = after.last.op == "JUMP" and after.last.raw == "BEGIN_FINALLY"
+            return versions.UNMATCHED_FALLS_THROUGH and not normal_exit and self.exit_path(after) is not None
         seen, work = set(), [body_end] if region.contains(body_end) else []
         while work:  # an else clause that goes on where the clauses go: they fall off the try
             block = work.pop()
@@ -611,9 +618,27 @@ def repeated_tail(start: Optional[Block], instrs: List[Instr]) -> Optional[Block
     return None
 
 
-def pops_iterators(block: Block, stack: list) -> bool:
-    """Whether the values the ``POP_TOP`` instructions ``block`` starts with pop off ``stack``
-    are loops' iterators (a return from inside the loops)."""
-    pops = leading_pops(block)
-    return pops <= len(stack) and all(isinstance(x, v.Iterator) for x in stack[len(stack) - pops:])
-
+def pops_iterators(blocks: List[Block], stack: list) -> bool:
+    """Whether the values the ``POP_TOP`` instructions ``blocks`` start with pop off ``stack``
+    are loops' iterators (a return from inside the loops); on 3.8 the calls of ``__exit__``
+    between them take the with statements' exits off the stack, and ``POP_EXCEPT`` the
+    exception state of the except clauses the return leaves."""
+    i = len(stack)
+    for block in blocks:
+        for ins in block.instrs:
+            if is_exit_call(ins):
+                if ins.op == "CALL":  # the call takes ``__exit__``
+                    i -= 1
+                    if i < 0 or not isinstance(stack[i], v.WithExit):
+                        return False
+            elif ins.op == "POP_TOP":
+                i -= 1
+                if i < 0 or not isinstance(stack[i], v.Iterator):
+                    return False
+            elif ins.op == "POP_EXCEPT":
+                i -= ins.arg
+                if i < 0 or not all(isinstance(x, v.Exc) for x in stack[i:i + ins.arg]):
+                    return False
+            elif ins.op in ("LOAD_CONST", "RETURN_VALUE"):
+                return True
+    return True

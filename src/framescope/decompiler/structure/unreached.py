@@ -6,9 +6,10 @@ them: where such code goes tells the structurer what the source said after a cla
 body that always leaves. `protected.ProtectedBuilder` asks these.
 """
 import ast
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, List, Optional
 
 from framescope.decompiler.frontend import versions
+from framescope.decompiler.frontend.instructions import Instr
 from framescope.decompiler.graph.cfg import Block
 from framescope.decompiler.graph.traversal import follow_jumps
 
@@ -25,15 +26,23 @@ class UnreachedCode:
         #: Tells a ``break`` target.
         self.loop_builder = loop_builder
 
-    def returns_constant(self, end: Optional[Block], hblock: Block) -> bool:
-        """Whether ``end`` is a ``return <constant>`` only the try body reaches, laid out before its handler
-        (after popping the iterators of the loops around the try, if it returns from them)."""
+    def returns_constant(self, end: Optional[Block], hblock: Block) -> Optional[List[Block]]:
+        """The blocks of a ``return <constant>`` only the try body reaches, laid out before its
+        handler (after popping the iterators of the loops around the try, if it returns from
+        them, and, on 3.8, after calling ``__exit__`` of the with statements around it, each
+        with's protected range ending a block, and releasing the exceptions of the except
+        clauses around it); None when ``end`` is not one."""
         if not versions.CONSTANT_RETURN_BEFORE_HANDLER:
-            return False
-        if end is None or len(end.preds) != 1 or end.index > hblock.index:
-            return False
-        # After the pops of the iterators of the loops it returns from.
-        return [ins.op for ins in end.instrs[leading_pops(end):]] == ["LOAD_CONST", "RETURN_VALUE"]
+            return None
+        blocks: List[Block] = []
+        while end is not None and len(end.preds) == 1 and end.index < hblock.index and len(blocks) < 20:
+            blocks.append(end)
+            n = leaving(end.instrs)
+            if n == len(end.instrs) and is_exit_call(end.last) and end.fall is not None and end.jump is None:
+                end = end.fall  # 3.8: the exit of a with statement the return leaves ends the block
+                continue
+            return blocks if [ins.op for ins in end.instrs[n:]] == ["LOAD_CONST", "RETURN_VALUE"] else None
+        return None
 
     def dead_clause_exit(self, hblock: Block, body_end: Block) -> Optional[Block]:
         """Where the clauses would go on, when none can reach its end (3.8-3.9 keep that code).
@@ -111,10 +120,28 @@ class UnreachedCode:
                 and isinstance(self.loop_builder.loop_control(dead.jump, None), ast.Break))
 
 
-def leading_pops(block: Block) -> int:
-    """How many ``POP_TOP`` instructions ``block`` starts with."""
-    pops = 0
-    while pops < len(block.instrs) and block.instrs[pops].op == "POP_TOP":
-        pops += 1
-    return pops
+def is_exit_call(ins: Instr) -> bool:
+    """Whether ``ins`` is part of the call of a with statement's ``__exit__`` that 3.8's
+    ``BEGIN_FINALLY`` became (see `finally38.exit_call`), its jump past the handler aside."""
+    return ins.raw == "BEGIN_FINALLY" and ins.op != "JUMP"
 
+
+
+def leaving(instrs: List[Instr]) -> int:
+    """How many of ``instrs`` leave the loops (``POP_TOP`` of their iterators) and, on 3.8, the
+    with statements and except clauses (with ``except E as name``'s reset of ``name``) that a
+    return goes out of, before it loads its value."""
+    n = 0
+    while n < len(instrs):
+        ins = instrs[n]
+        if ins.op == "POP_TOP" or is_exit_call(ins):
+            n += 1
+        elif ins.op == "POP_EXCEPT" and versions.UNMATCHED_FALLS_THROUGH:
+            n += 1
+            ops = [x.op for x in instrs[n:n + 3]]
+            if len(ops) == 3 and ops[0] == "LOAD_CONST" and instrs[n].arg is None and ops[1].startswith("STORE_") \
+                    and ops[2].startswith("DELETE_") and instrs[n + 1].arg == instrs[n + 2].arg:
+                n += 3
+        else:
+            break
+    return n

@@ -236,6 +236,8 @@ class NodeGraph:
             for node in range(first, end):
                 self.handlers[node] = handler
         self._mark_bookkeeping()
+        if versions.PEEPHOLE_SKIPS_LONG_LINES:
+            self._fold_constant_tuples()
         self._fold_negated_tests()
         if versions.LOAD_GLOBAL_NULL_BIT:
             self._canonical_method_calls()
@@ -243,6 +245,31 @@ class NodeGraph:
             self._canonical_store_runs()
         if versions.OR_POP_JUMPS:
             self._thread_or_pop_jumps()
+
+    def _fold_constant_tuples(self) -> None:
+        """Spell a tuple built from constants loaded just before as the tuple constant.
+
+        The peephole optimizer (3.8-3.9) folds ``LOAD_CONST a; LOAD_CONST b; BUILD_TUPLE 2``
+        into ``LOAD_CONST (a, b)``, unless the code's line table has a step of 255 bytes
+        or more (a statement written on one long line): the same source folds or not
+        depending on its layout.  Only a run no jump lands inside is folded, as the
+        optimizer does.
+        """
+        targets = {t for t in self.jumps if t is not None}
+        ops, args = self.ops, self.args
+        for i in range(len(ops)):
+            count = args[i]
+            if ops[i] != "BUILD_TUPLE" or not isinstance(count, int) or not 0 < count <= i:
+                continue
+            run = range(i - count, i)
+            if any(ops[j] != "LOAD_CONST" or args[j] is _ANY or isinstance(args[j], CodeType) for j in run):
+                continue
+            if any(j in targets for j in range(i - count + 1, i + 1)):
+                continue
+            ops[i], self.is_const[i], self.plain[i] = "LOAD_CONST", True, False
+            args[i] = tuple(args[j] for j in run)
+            for j in run:
+                self._skip(j)
 
     def _fold_negated_tests(self) -> None:
         """Spell ``not in``/``is not`` tested by a conditional jump as ``in``/``is`` with the jump reversed.
