@@ -3,6 +3,7 @@ from typing import List
 
 from tests.decompiler.cases import Case
 
+RAISES = "def bad():\n    raise ValueError\ndef badkey():\n    raise KeyError\n"
 QUIET = ("class Quiet:\n    def __enter__(self):\n        return self\n    def __exit__(self, *exc):\n        return exc[0] is ZeroDivisionError\n")
 
 CASES: List[Case] = [
@@ -102,4 +103,61 @@ CASES: List[Case] = [
          "            try:\n                log.append(int(str(x) + 'z'))\n            except ValueError:\n                continue\n"
          "        log.append('again')\n    return log\n",
          ["([1, 0, 2], [])"]),
+    # An except clause that passes, an else clause that raises, then a return (more-itertools'
+    # ``only``): 3.10+ lays the return out right after the clause, which falls into it; the
+    # body never gets there, so it is the code after the try, not the clause's own return.
+    Case("else_raises_clause_passes_then_return",
+         "def f(iterable, default=None, too_long=None):\n    it = iter(iterable)\n    first_value = next(it, default)\n"
+         "    try:\n        second_value = next(it)\n    except StopIteration:\n        pass\n    else:\n"
+         "        msg = 'Expected exactly one item, got {!r}, {!r}.'.format(first_value, second_value)\n"
+         "        raise too_long or ValueError(msg)\n    return first_value\n",
+         ["([],)", "([1],)", "([1, 2],)", "([1, 2], 0, KeyError)"]),
+    # The same after a try whose clause raises from the exception (more-itertools' ``one``).
+    Case("else_raises_after_raise_from",
+         "def f(iterable, too_short=None, too_long=None):\n    it = iter(iterable)\n    try:\n"
+         "        first_value = next(it)\n    except StopIteration as exc:\n"
+         "        raise (too_short or ValueError('too few items')) from exc\n    try:\n        second_value = next(it)\n"
+         "    except StopIteration:\n        pass\n    else:\n"
+         "        raise too_long or ValueError('{!r}, {!r}'.format(first_value, second_value))\n    return first_value\n",
+         ["([],)", "([1],)", "([1, 2],)"]),
+    Case("else_returns_clause_passes",
+         "def f(a):\n    try:\n        b = a()\n    except ValueError:\n        pass\n    else:\n        return b\n"
+         "    return a\n" + RAISES, ["(int,)", "(bad,)"]),
+    # Two clauses go on to the code after the try, the first by falling into it, the second
+    # by a copy (3.12+); the first loads ``b`` with a check that it is bound.
+    Case("else_returns_two_clauses_go_on",
+         "def f(a):\n    try:\n        b = a()\n    except ValueError:\n        pass\n    except KeyError:\n"
+         "        b = 2\n    else:\n        return b\n    return a, b\n" + RAISES,
+         ["(int,)", "(bad,)", "(badkey,)"]),
+    Case("else_named_clause_passes_raises",
+         "def f(a):\n    try:\n        b = a()\n    except ValueError as e:\n        pass\n    else:\n"
+         "        raise TypeError(b)\n    return a\n" + RAISES, ["(int,)", "(bad,)"]),
+    # An else clause that branches to the code after the try: the clause's tail is a copy
+    # of a block the else clause reaches, not on its straight path.
+    Case("else_branches_to_code_after",
+         "def f(a):\n    try:\n        b = a()\n    except ValueError:\n        pass\n    else:\n        if b:\n"
+         "            raise TypeError(b)\n    return a\n" + RAISES, ["(str,)", "(bad,)", "(object,)"]),
+    # The else clause ends with a look-alike of the code after the try on a line of its own.
+    Case("else_returns_look_alike",
+         "def f(a):\n    try:\n        b = a()\n    except ValueError:\n        pass\n    else:\n        if b:\n"
+         "            return a\n        raise TypeError(b)\n    return a\n" + RAISES,
+         ["(str,)", "(bad,)", "(object,)"]),
+    Case("else_raises_after_clause_returns",
+         "def f(a):\n    try:\n        b = a()\n    except ValueError:\n        return 1\n    except KeyError:\n"
+         "        pass\n    else:\n        raise TypeError(b)\n    return a\n" + RAISES,
+         ["(int,)", "(bad,)", "(badkey,)"]),
+    Case("else_raises_in_except_clause",
+         "def f(a, log):\n    try:\n        a(1)\n    except TypeError:\n        try:\n            b = a()\n"
+         "        except ValueError:\n            pass\n        else:\n            raise KeyError(b)\n        return a\n"
+         "    return log\n" + RAISES + "def one(*x):\n    if x:\n        raise TypeError\n    return 1\n",
+         ["(int, [])", "(one, [])", "(lambda *x: bad() if not x else bad(), [])"]),
+    # In a loop: the clause goes on with the rest of the loop body.
+    Case("else_raises_clause_goes_on_in_loop",
+         "def f(xs, log):\n    for x in xs:\n        try:\n            b = x()\n        except ValueError:\n            pass\n"
+         "        else:\n            raise TypeError(b)\n        log.append(x)\n    return log\n" + RAISES,
+         ["([bad, bad], [])", "([bad, int], [])"]),
+    Case("else_returns_in_while_loop",
+         "def f(n, log):\n    while n:\n        n -= 1\n        try:\n            b = log[n]\n        except IndexError:\n"
+         "            pass\n        else:\n            return b\n    return n\n",
+         ["(3, [])", "(3, [7])"]),
 ]

@@ -175,4 +175,10 @@ CASES: List[Case] = [
          "        return None\n    try:\n        next(it)\n        raise ValueError('more than one')\n"
          "    except StopIteration:\n        pass\n    return first",
          ["([],)", "([1],)", "([1, 2],)"]),
+    # A return from an except clause inside a loop: after POP_EXCEPT the value waits on the
+    # stack above the iterator (3.12+ swaps it down): not code after the try statement.
+    Case("exc_return_from_clause_in_loop",
+         "def f(xs, log):\n    for x in xs:\n        try:\n            log.append(10 // x)\n"
+         "        except ZeroDivisionError:\n            return x\n    return log\n",
+         ["([1, 0, 2], [])", "([1, 2], [])"]),
 ]

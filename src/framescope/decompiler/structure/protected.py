@@ -70,22 +70,29 @@ class ProtectedBuilder:
         """
         if not versions.COPIES_EXITS:
             return False
-        return bool(self.ctx.after_try) and repeated_tail(self.ctx.after_try[-1], instrs) is not None
+        return bool(self.ctx.after_try) and copy_source(self.ctx.after_try[-1], instrs) is not None
 
-    def follows_try(self, instrs: List[Instr]) -> bool:
+    def follows_try(self, instrs: List[Instr], state: State) -> bool:
         """Whether ``instrs``, right after a clause's ``POP_EXCEPT``, are the code after a try
-        statement whose body never gets there (3.12+ lays that code out right after the
-        clause): not a return of a constant or a jump, the only ways a clause leaves after
+        statement whose body (else clause included) never gets there (3.10+ lays that code
+        out right after the clause): not a return of a constant or a jump, the only ways a clause leaves after
         ``POP_EXCEPT`` (a return of another value loads it first), and no ``with`` or
         ``finally`` around whose clean-up could come first."""
-        if not versions.COPIES_EXITS or not self.ctx.after_try or self.ctx.after_try[-1] is not None:
+        if not versions.COPIES_EXITS or not self.ctx.after_try or self.body_reaches(instrs):
             return False
+        if self.ctx.clause_depths and len(state.stack) > self.ctx.clause_depths[-1]:
+            return False  # a value kept on the stack: a return leaving the clause (and loops)
         if self.ctx.regions or self.ctx.cfg.finally_copies:
             return False
-        ops = [ins.op for ins in instrs]
-        # A statement never starts by popping: that is a return from loops around the clause.
-        return bool(ops) and ops[0] not in JUMPS and ops[0] != "POP_TOP" \
-            and ops not in (["LOAD_CONST", "RETURN_VALUE"], ["RETURN_CONST"])
+        return bool(instrs) and not leaves_clause(instrs)
+
+    def body_reaches(self, instrs: List[Instr]) -> bool:
+        """Whether the body of the try whose clause is being built (its else clause included)
+        may get to code ending like ``instrs``: then these are a copy of it. A body that never
+        completes, or an else clause that always returns or raises (``try: ... except E: pass
+        else: raise ...``), leaves the code after the statement to the clauses alone."""
+        start = self.ctx.after_try[-1]
+        return start is not None and any(ends_like(b, instrs) for b in reachable([start]))
 
     def name_cleanup(self, instrs, i: int, state: State) -> int:
         """Run ``name = None; del name`` after ``POP_EXCEPT``, if present; return the next index."""
@@ -338,9 +345,12 @@ class ProtectedBuilder:
         tails = [st.tail for st in states if st.tail is not None]
         if after is None and tails:
             after = self.shared_tail(body_end, tails[0])
+        # Where the walk resumes the code after the try: the first clause's tail when it is
+        # that code itself (laid out after the clause, which falls into it), not only a copy.
+        shared = after.instrs[self.ctx.resume.get(after, 0):] if after is not None else []
         for handler_node, st in zip(handlers, states):
             if st.tail is not None and after is not st.tail[0] and (
-                    after is None or not same_run(after.instrs, st.tail[0].instrs[st.tail[1]:])):
+                    after is None or not same_run(shared, st.tail[0].instrs[st.tail[1]:])):
                 # Not the code after the try: the clause's own last statements.
                 rest = State(st.stack)
                 self.walker.walk(st.tail[0], None, rest, st.tail[1])
@@ -506,7 +516,7 @@ class ProtectedBuilder:
     def shared_tail(self, start: Optional[Block], tail) -> Optional[Block]:
         """The block on the normal path that the clauses' copied tails repeat, cut out if needed."""
         copied = tail[0].instrs[tail[1]:]
-        block = repeated_tail(start, copied)
+        block = copy_source(start, copied)
         if block is not None:
             n = len(block.instrs)
             if n > len(copied):
@@ -603,13 +613,44 @@ def outside_with(stack: list) -> list:
     return stack
 
 
+def leaves_clause(instrs: List[Instr]) -> bool:
+    """Whether ``instrs``, right after a clause's ``POP_EXCEPT``, may be the clause's own way
+    out: a jump, or a return of a constant (a return of another value loads it first)."""
+    ops = [ins.op for ins in instrs]
+    # A statement never starts by popping: that is a return from loops around the clause, or
+    # the release of an enclosing clause's exception by a return, break or continue.
+    return not ops or ops[0] in JUMPS or ops[0] in ("POP_TOP", "POP_EXCEPT") \
+        or ops in (["LOAD_CONST", "RETURN_VALUE"], ["RETURN_CONST"])
+
+
+def ends_like(block: Block, instrs: List[Instr]) -> bool:
+    """Whether ``block`` ends with ``instrs`` (a copy of its end goes on where it does)."""
+    n = len(block.instrs)
+    return (n >= len(instrs) and same_run(block.instrs[n - len(instrs):], instrs)
+            and (not instrs or instrs[-1].op not in JUMPS or instrs[-1].target == block.last.target))
+
+
+def copy_source(start: Optional[Block], instrs: List[Instr]) -> Optional[Block]:
+    """The block that ``instrs``, a clause's tail, copy from the code after the try whose body
+    goes on at ``start``: the one on the straight path from there, else the one block reached
+    that ends like them (an else clause that branches to the code after the statement), unless
+    they may be the clause's own return; where several do, the one at the copy's lines (3.12+
+    copies keep them). None if none or unclear."""
+    block = repeated_tail(start, instrs)
+    if block is not None or start is None or leaves_clause(instrs):
+        return block
+    found = [b for b in reachable([start]) if ends_like(b, instrs)]
+    if len(found) > 1:
+        lines = [ins.line for ins in instrs]
+        found = [b for b in found if [ins.line for ins in b.instrs[len(b.instrs) - len(instrs):]] == lines]
+    return found[0] if len(found) == 1 else None
+
+
 def repeated_tail(start: Optional[Block], instrs: List[Instr]) -> Optional[Block]:
     """The block on the straight path from ``start`` that ends with ``instrs``, if any."""
     block, seen = start, 0
     while block is not None and seen < 50:
-        n = len(block.instrs)
-        if (n >= len(instrs) and same_run(block.instrs[n - len(instrs):], instrs)
-                and (not instrs or instrs[-1].op not in JUMPS or instrs[-1].target == block.last.target)):
+        if ends_like(block, instrs):
             return block  # a copy goes on where the original does
         if block.last.op in POP_JUMPS or block.last.op in OR_POP_JUMPS:
             return None  # only straight-line code after the try is what a clause repeats

@@ -155,7 +155,7 @@ class Structurer:
                 i = self.protected_builder.name_cleanup(instrs, i, state)
                 if ((i < len(instrs) - 1 or is_bare_raise(instrs[i:]))
                         and (self.protected_builder.repeats_after(instrs[i:])
-                             or self.protected_builder.follows_try(instrs[i:]))):
+                             or self.protected_builder.follows_try(instrs[i:], state))):
                     # The clause is over but the block goes on with a copy of the code
                     # after the try statement.
                     state.tail = (block, i)
