@@ -148,8 +148,11 @@ def report_long(rows: List[Tuple[str, Dict[str, Timing]]], names: List[str], sho
     if len(names) > 1:
         ratios = [t[names[1]].seconds / t[names[0]].seconds for _, t in rows if t[names[0]].ok and t[names[1]].ok]
         if ratios:
-            print("  framescope / %s speed-up per function: median %.1fx, lowest %.1fx"
-                  % (names[1], statistics.median(ratios), min(ratios)))
+            print("  framescope / %s speed-up per function both decompile: median %.1fx, lowest %.1fx (%d functions)"
+                  % (names[1], statistics.median(ratios), min(ratios), len(ratios)))
+        totals = [sum(t[name].seconds for _, t in rows) for name in names[:2]]
+        print("  all %d functions, failures at their time to fail: framescope %.0f ms, %s %.0f ms (%.1fx)"
+              % (len(rows), 1000 * totals[0], names[1], 1000 * totals[1], totals[1] / totals[0]))
     print("  slowest for framescope:")
     for name, timings in sorted(rows, key=lambda row: -row[1][names[0]].seconds)[:show]:
         cells = ["%s %.1f ms%s" % (n, 1000 * timings[n].seconds, "" if timings[n].ok else " (refused)") for n in names]
