@@ -181,4 +181,9 @@ CASES: List[Case] = [
          "def f(xs, log):\n    for x in xs:\n        try:\n            log.append(10 // x)\n"
          "        except ZeroDivisionError:\n            return x\n    return log\n",
          ["([1, 0, 2], [])", "([1, 2], [])"]),
+    # 3.8: a jump in a finally body aimed at an ``EXTENDED_ARG`` prefix (the loop's jump
+    # back past offset 255) must go to the copy of that body, not the shared original.
+    Case("exc_finally_loop_jump_to_extended_arg",
+         "def f(env, log):\n    a0 = env.get(0); a1 = env.get(1); a2 = env.get(2); a3 = env.get(3); a4 = env.get(4)\n    a5 = env.get(5); a6 = env.get(6); a7 = env.get(7); a8 = env.get(8); a9 = env.get(9)\n    b0 = env.get(0); b1 = env.get(1); b2 = env.get(2); b3 = env.get(3); b4 = env.get(4)\n    b5 = env.get(5); b6 = env.get(6); b7 = env.get(7); b8 = env.get(8); b9 = env.get(9)\n    old = {}\n    try:\n        for k, v in env.items():\n            old[k] = log.get(k)\n            log[k] = v\n        log['n'] = 10 // len(env)\n    finally:\n        for k, v in old.items():\n            if v is None:\n                pass\n            else:\n                log[k] = v\n        log['a'] = (a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, b0, b1, b2, b3, b4, b5, b6, b7, b8, b9)\n    return log",
+         ["({1: 2, 3: None}, {})", "({}, {})", "({1: 2}, {1: 5})"]),
 ]

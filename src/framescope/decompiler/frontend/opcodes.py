@@ -165,7 +165,9 @@ class Translator:
         if versions.FINALLY_SUBROUTINES:
             from framescope.decompiler.frontend.finally38 import inline_finally
 
-            instrs = inline_finally(instrs, len(self.code.co_code))
+            # First point jumps at dropped instructions (an ``EXTENDED_ARG`` prefix) to the kept
+            # ones: a copied finally body moves only the offsets it holds.
+            instrs = inline_finally(retarget(instrs), len(self.code.co_code))
         return cover_jumps(retarget(fold_async_for(fold_send_loops(drop_block_setup(instrs)))))
 
     def emit(self, ins, op: str, arg=None, target: Optional[int] = None) -> Instr:
