@@ -235,13 +235,19 @@ def postorder(root: Hashable, succs: Callable[[Hashable], List[Hashable]]) -> Li
     return order
 
 
-def dominators(entry: Block, blocks: List[Block]) -> DominatorTree:
-    """Dominance over normal and exception edges (a handler is dominated by its range)."""
-    handler_preds: Dict[Block, List[Block]] = {}
+def predecessors_and_range(blocks: List[Block]) -> Callable[[Block], List[Block]]:
+    """A block's predecessors over normal and exception edges: a handler's are also the
+    blocks of the range it protects."""
+    protected: Dict[Block, List[Block]] = {}
     for block in blocks:
         if block.catch is not None:
-            handler_preds.setdefault(block.catch, []).append(block)
-    idom = immediate_dominators(entry, successors_and_handler, lambda b: b.preds + handler_preds.get(b, []))
+            protected.setdefault(block.catch, []).append(block)
+    return lambda b: b.preds + protected.get(b, [])
+
+
+def dominators(entry: Block, blocks: List[Block]) -> DominatorTree:
+    """Dominance over normal and exception edges (a handler is dominated by its range)."""
+    idom = immediate_dominators(entry, successors_and_handler, predecessors_and_range(blocks))
     return DominatorTree(entry, idom)
 
 
@@ -252,11 +258,7 @@ def natural_loop(header: Block, latches: List[Block], blocks: List[Block]) -> Se
     body only leaves by ``return`` (a ``for`` loop then ``return``) gets back to the latch
     through its handler alone, and its body is in the loop all the same.
     """
-    protected: Dict[Block, List[Block]] = {}
-    for block in blocks:
-        if block.catch is not None:
-            protected.setdefault(block.catch, []).append(block)
-    return reachable(latches, lambda b: b.preds + protected.get(b, []), exclude=header) | {header}
+    return reachable(latches, predecessors_and_range(blocks), exclude=header) | {header}
 
 
 def postdominators(cfg: CFG) -> Dict[Block, Optional[Block]]:
