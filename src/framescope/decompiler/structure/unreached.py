@@ -126,7 +126,6 @@ def is_exit_call(ins: Instr) -> bool:
     return ins.raw == "BEGIN_FINALLY" and ins.op != "JUMP"
 
 
-
 def leaving(instrs: List[Instr]) -> int:
     """How many of ``instrs`` leave the loops (``POP_TOP`` of their iterators) and, on 3.8, the
     with statements and except clauses (with ``except E as name``'s reset of ``name``) that a
