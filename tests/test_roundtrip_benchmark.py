@@ -157,6 +157,12 @@ LAYOUT_SOURCES = [
     "def f(attrs):\n    return tuple(a for a in attrs if a.hash is True or (a.hash is None and a.eq is True))",
     "def f(xs, out):\n    for x in xs:\n        for y in x:\n            if y != 1:\n                return False\n"
     "    if not out:\n        return False\n    return True",
+    "def f(a, b):\n    if a:\n        return 1\n    elif b:\n        return 2\n    else:\n        b = a + 1\n"
+    "        return b",
+    "def f(a, b):\n    if a:\n        return 1\n    elif b:\n        return 2\n    else:\n        return None",
+    "def f(xs):\n    for x in xs:\n        g(x)\n    else:\n        return xs",
+    "def f(m):\n    try:\n        import m\n    except ImportError:\n        return None\n    else:\n"
+    "        return m.x",
 ]
 
 

@@ -101,6 +101,9 @@ UNMATCHED_FALLS_THROUGH = PY < (3, 9)
 #: (3.8-3.9), but leaves a code object whose line table holds a jump of 255 or more bytes
 #: in one step as it is: a long statement written on one line keeps ``BUILD_TUPLE``.
 PEEPHOLE_SKIPS_LONG_LINES = PY < (3, 10)
+#: A function whose last statement is not a ``return`` ends in ``return None`` even where
+#: nothing reaches it (up to 3.9; 3.10+ drop unreached blocks).
+KEEPS_UNREACHED_FINAL_RETURN = PY < (3, 10)
 #: The peephole optimizer turns a jump to a lone ``RETURN_VALUE`` into that ``RETURN_VALUE``
 #: (up to 3.9): an arm of a returned conditional value may return it itself.
 RETURN_JUMPS_THREADED = PY < (3, 10)
