@@ -7,6 +7,7 @@ import ast
 import copy
 from typing import List, Optional
 
+from framescope.decompiler.frontend import versions
 from framescope.decompiler.graph.cfg import Block
 from framescope.decompiler.simulate.sametree import same_tree
 from framescope.decompiler.simulate.state import is_none_return
@@ -133,6 +134,8 @@ def mark_line(stmt: ast.stmt, line: Optional[int]) -> None:
 def written_apart(a: ast.stmt, b: ast.stmt) -> bool:
     """Whether two look-alike returns of a value are on lines of their own: each written in
     the source, not one the compiler copied (a copy keeps its line)."""
+    if not versions.COPIES_EXITS:
+        return True  # no release before 3.10 copies a return: each was written
     if is_none_return(a):
         return False  # the implicit return takes the line of each place it was copied to
     x, y = getattr(a, LINE, None), getattr(b, LINE, None)
