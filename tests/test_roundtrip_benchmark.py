@@ -161,6 +161,8 @@ LAYOUT_SOURCES = [
     "        return b",
     "def f(a, b):\n    if a:\n        return 1\n    elif b:\n        return 2\n    else:\n        return None",
     "def f(xs):\n    for x in xs:\n        g(x)\n    else:\n        return xs",
+    "def f(xs, n, d, out):\n    for c in xs:\n        if c.name != n:\n            continue\n"
+    "        if d is not None and d != c.d:\n            continue\n        out.append(c)",
     "def f(m):\n    try:\n        import m\n    except ImportError:\n        return None\n    else:\n"
     "        return m.x",
 ]

@@ -19,8 +19,8 @@ A path "keeps" the tested value when the jump leaves it on the stack
 or b`` computes its value.
 """
 import ast
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, List, Optional
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 from framescope.decompiler.frontend import versions
 from framescope.decompiler.graph.cfg import Block
@@ -48,6 +48,9 @@ PURE = frozenset({
 })
 
 
+OTHER = {"true": "false", "false": "true"}
+
+
 class Popped(v.Marker):
     """A kept copy of a tested value on the path that discards it (3.12+ ``COPY``/``POP_TOP``)."""
 
@@ -68,10 +71,13 @@ class Cond:
     #: Whether the arm has the tested value left on top of its stack.
     true_kept: bool = False
     false_kept: bool = False
+    #: The lone jump an arm went through to its block ("true"/"false" -> block), see `resolve_pops`.
+    via: Dict[str, Block] = field(default_factory=dict)
 
     def negated(self) -> "Cond":
+        via = {OTHER[side]: block for side, block in self.via.items()}
         return Cond(negate(self.expr), self.head, self.false_block, self.true_block, self.false_state,
-                    self.true_state, self.false_kept, self.true_kept)
+                    self.true_state, self.false_kept, self.true_kept, via)
 
 
 @dataclass(eq=False)
@@ -155,6 +161,8 @@ def resolve_pops(cond: Cond) -> Cond:
             continue
         if any(isinstance(x, v.Iterator) for x in arm.stack[len(arm.stack) - len(pops):]):
             continue  # popping a ``for`` loop's iterator and jumping on is a ``break``
+        if not pops:
+            cond.via[side] = block
         setattr(cond, side + "_block", dest)
         setattr(cond, side + "_state", State(arm.stack[:len(arm.stack) - len(pops)]))
     return cond
@@ -245,29 +253,37 @@ def fold(outer: Cond, side: str, inner: Cond) -> Optional[Cond]:
     a, b = outer.expr, inner.expr
     if exit_between(outer.false_block if side == "true" else outer.true_block, outer, inner):
         return None
-    if side == "true":
-        if shares_exit(outer.false_block, outer.false_state, inner.false_block, inner) and \
-                same_keeping(outer.false_kept, inner.false_kept, inner.false_block, inner.false_state):
-            expr = boolop(ast.And(), a, b)
-            return rebuild(expr, outer, inner.true_block, inner.true_state, inner.true_kept,
-                           inner.false_block, inner.false_state, inner.false_kept)
-        if shares_exit(outer.false_block, outer.false_state, inner.true_block, inner) and \
-                not inner.true_kept and not outer.false_kept:
-            expr = boolop(ast.And(), a, negate(b))
-            return rebuild(expr, outer, inner.false_block, inner.false_state, inner.false_kept,
-                           inner.true_block, inner.true_state, False)
-        return None
-    if shares_exit(outer.true_block, outer.true_state, inner.true_block, inner) and \
-            same_keeping(outer.true_kept, inner.true_kept, inner.true_block, inner.true_state):
-        expr = boolop(ast.Or(), a, b)
-        return rebuild(expr, outer, inner.true_block, inner.true_state, inner.true_kept,
-                       inner.false_block, inner.false_state, inner.false_kept)
-    if shares_exit(outer.true_block, outer.true_state, inner.false_block, inner) and \
-            not inner.false_kept and not outer.true_kept:
-        expr = boolop(ast.Or(), a, negate(b))
-        return rebuild(expr, outer, inner.false_block, inner.false_state, False,
-                       inner.true_block, inner.true_state, inner.true_kept)
+    shared = OTHER[side]  # the arm of ``outer`` that does not go on to ``inner``
+    outer_block, outer_state, outer_kept = arm(outer, shared)
+    op = ast.And() if side == "true" else ast.Or()
+    for inner_side, negated in ((shared, False), (side, True)):
+        inner_block, inner_state, inner_kept = arm(inner, inner_side)
+        if not shares_exit(outer_block, outer_state, inner_block, inner) or separate_jumps(outer, shared, inner, inner_side):
+            continue
+        if negated and (inner_kept or outer_kept):
+            continue
+        if not negated and not same_keeping(outer_kept, inner_kept, inner_block, inner_state):
+            continue
+        cond = inner.negated() if negated else inner
+        via = dict(cond.via)
+        if shared in outer.via:
+            via[shared] = outer.via[shared]
+        expr = boolop(op, a, cond.expr)
+        return rebuild(expr, outer, cond.true_block, cond.true_state, cond.true_kept,
+                       cond.false_block, cond.false_state, cond.false_kept, via)
     return None
+
+
+def arm(cond: Cond, side: str):
+    return getattr(cond, side + "_block"), getattr(cond, side + "_state"), getattr(cond, side + "_kept")
+
+
+def separate_jumps(outer: Cond, outer_side: str, inner: Cond, inner_side: str) -> bool:
+    """Whether two arms reach one block each through a lone jump of its own: two statements
+    (``if a: continue`` then ``if b: continue``); the short-circuit jumps of ``a or b`` share one.
+    3.12+ jumps back only from a jump of its own, one per test: no sign of a statement there."""
+    a, b = outer.via.get(outer_side), inner.via.get(inner_side)
+    return not versions.FORWARD_CONDITIONAL_JUMPS and a is not None and b is not None and a is not b
 
 
 def jump_laid_out_after(test: Block) -> Optional[Block]:
@@ -316,13 +332,14 @@ def same_keeping(outer_kept: bool, inner_kept: bool, block: Optional[Block], inn
             and bool(inner_state.stack) and isinstance(inner_state.stack[-1], Popped))
 
 
-def rebuild(expr, outer: Cond, true_block, true_state, true_kept, false_block, false_state, false_kept) -> Cond:
+def rebuild(expr, outer: Cond, true_block, true_state, true_kept, false_block, false_state, false_kept,
+            via: Dict[str, Block]) -> Cond:
     true_state, false_state = State(true_state.stack), State(false_state.stack)
     if true_kept:
         true_state.stack[-1] = expr
     if false_kept:
         false_state.stack[-1] = expr
-    return Cond(expr, outer.head, true_block, false_block, true_state, false_state, true_kept, false_kept)
+    return Cond(expr, outer.head, true_block, false_block, true_state, false_state, true_kept, false_kept, via)
 
 
 def boolop(op: ast.boolop, left: ast.expr, right: ast.expr) -> ast.expr:
