@@ -90,4 +90,9 @@ CASES: List[Case] = [
          "def f(a, b, log, *, default=None):\n    try:\n        return a / b\n    except ZeroDivisionError:\n"
          "        return default\n    finally:\n        log.append((a, b))",
          ["(1, 2, [])", "(1, 0, [])", "(1, 'x', [])"]),
+    # 3.8 pops the with statement's __exit__ result and jumps past its shared exit code: no break.
+    Case("blockstack_with_then_code_then_break",
+         "import contextlib\ndef f(xs):\n    for x in xs:\n        if x:\n            with contextlib.nullcontext():\n"
+         "                a = x * 2\n            x = a\n            break\n    return x",
+         ["([0, 3],)", "([0],)"]),
 ]
