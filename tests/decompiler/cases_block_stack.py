@@ -95,4 +95,10 @@ CASES: List[Case] = [
          "import contextlib\ndef f(xs):\n    for x in xs:\n        if x:\n            with contextlib.nullcontext():\n"
          "                a = x * 2\n            x = a\n            break\n    return x",
          ["([0, 3],)", "([0],)"]),
+    # 3.8 leaves a named except clause by ``continue`` through its name's clean-up subroutine.
+    Case("blockstack_continue_ends_named_except_clause",
+         "def f(xs, log):\n    for x in xs:\n        try:\n            log.append(1 // x)\n"
+         "        except ZeroDivisionError as e:\n            log.append(type(e).__name__)\n            continue\n"
+         "    return log",
+         ["([1, 0, 2], [])", "([], [])"]),
 ]
