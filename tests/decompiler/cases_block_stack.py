@@ -101,4 +101,9 @@ CASES: List[Case] = [
          "        except ZeroDivisionError as e:\n            log.append(type(e).__name__)\n            continue\n"
          "    return log",
          ["([1, 0, 2], [])", "([], [])"]),
+    # The jump back after the try body's POP_BLOCK is outside the try: the loop holds it.
+    Case("blockstack_while_true_try_body_loops_back",
+         "def f(it, log):\n    while True:\n        try:\n            x = next(it)\n            log.append(x)\n"
+         "        except StopIteration:\n            log.append(0)\n            break\n    return log",
+         ["(iter([1, 2]), [])", "(iter([]), [])"]),
 ]

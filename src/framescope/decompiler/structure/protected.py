@@ -136,9 +136,10 @@ class ProtectedBuilder:
         loop = natural_loop(header, self.ctx.back_edges[header], self.ctx.cfg.blocks)
         if self.ctx.hmap.block(handler) in loop:
             return True
-        if all(self.ctx.hmap.covers(b, handler) for b in loop):
+        if versions.EXCEPTION_TABLE and all(self.ctx.hmap.covers(b, handler) for b in loop):
             # The whole loop is protected, back edges included: a try around a loop left
-            # only by ``break`` (3.14 jumps straight to the finally code after it).
+            # only by ``break`` (3.14 jumps straight to the finally code after it). Up to
+            # 3.10 a jump back outside any block (after ``POP_BLOCK``) is outside the try.
             return False
         return all(b in loop for b in self.ctx.cfg.blocks if b.handler is not None and self.ctx.hmap.covers(b, handler))
 
