@@ -90,4 +90,20 @@ CASES: List[Case] = [
          "def f(a, b, log, *, default=None):\n    try:\n        return a / b\n    except ZeroDivisionError:\n"
          "        return default\n    finally:\n        log.append((a, b))",
          ["(1, 2, [])", "(1, 0, [])", "(1, 'x', [])"]),
+    # 3.8 pops the with statement's __exit__ result and jumps past its shared exit code: no break.
+    Case("blockstack_with_then_code_then_break",
+         "import contextlib\ndef f(xs):\n    for x in xs:\n        if x:\n            with contextlib.nullcontext():\n"
+         "                a = x * 2\n            x = a\n            break\n    return x",
+         ["([0, 3],)", "([0],)"]),
+    # 3.8 leaves a named except clause by ``continue`` through its name's clean-up subroutine.
+    Case("blockstack_continue_ends_named_except_clause",
+         "def f(xs, log):\n    for x in xs:\n        try:\n            log.append(1 // x)\n"
+         "        except ZeroDivisionError as e:\n            log.append(type(e).__name__)\n            continue\n"
+         "    return log",
+         ["([1, 0, 2], [])", "([], [])"]),
+    # The jump back after the try body's POP_BLOCK is outside the try: the loop holds it.
+    Case("blockstack_while_true_try_body_loops_back",
+         "def f(it, log):\n    while True:\n        try:\n            x = next(it)\n            log.append(x)\n"
+         "        except StopIteration:\n            log.append(0)\n            break\n    return log",
+         ["(iter([1, 2]), [])", "(iter([]), [])"]),
 ]

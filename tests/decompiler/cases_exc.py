@@ -89,6 +89,11 @@ CASES: List[Case] = [
          "    except TypeError:\n        for v in reversed(vals):\n            try:\n                return v + 1\n"
          "            except TypeError:\n                pass\n        return start",
          ["(0, [])", "(0, [1, 3])", "(0, [1, 2])", "(0, [1, 'a'])", "(0, ['a', 'b'])"]),
+    # The clause's return pops the loop's iterator like the body's later return of a local does.
+    Case("exc_return_local_from_clause_in_loop",
+         "def f(xs, d):\n    for x in xs:\n        try:\n            v = d[x]\n        except KeyError:\n"
+         "            return x\n        if v:\n            return v\n    return None",
+         ["([1, 2], {1: 0})", "([1, 2], {1: 0, 2: 5})", "([1], {1: 0})"]),
     Case("exc_return_from_loop_in_with",
          "import io\ndef f(text, name):\n    fp = io.StringIO(text)\n    with fp:\n"
          "        for n, line in enumerate(fp, start=1):\n            if line == name:\n                return name, n\n"

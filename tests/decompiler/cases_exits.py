@@ -72,6 +72,22 @@ CASES: List[Case] = [
     Case("exits_return_ends_try_finally_body",
          "def f(x, log):\n    try:\n        x()\n        return 1\n    finally:\n        log.append(1)\n" + CALLS,
          ["(ok, [])", "(bad_key, [])"]),
+    # The finally body's copy on the return's path branches: the return is no break to it.
+    Case("exits_return_from_loop_through_branching_finally",
+         "def f(xs, end, log):\n    try:\n        while xs:\n            if end:\n                return xs\n"
+         "            log.append(xs.pop())\n    finally:\n        if end:\n            log.append('f')\n"
+         "    return log",
+         ["([1, 2], 0, [])", "([1, 2], 1, [])", "([], 1, [])"]),
+    Case("exits_return_from_for_through_branching_finally",
+         "def f(xs, end, log):\n    try:\n        for x in xs:\n            if x == end:\n                return x\n"
+         "            log.append(x)\n    finally:\n        if end:\n            log.append('f')\n"
+         "    return log",
+         ["([1, 2], 0, [])", "([1, 2], 2, [])", "([], 1, [])"]),
+    Case("exits_break_through_branching_finally",
+         "def f(xs, end, log):\n    while xs:\n        try:\n            if xs.pop() == end:\n                break\n"
+         "        finally:\n            if end:\n                log.append('f')\n        log.append(0)\n"
+         "    log.append(1)\n    return log",
+         ["([1, 2], 0, [])", "([1, 2], 2, [])", "([1, 2], 1, [])"]),
     Case("exits_continue_ends_try_finally_body_then_code",
          "def f(xs, log):\n    for x in xs:\n        try:\n            x()\n            continue\n        finally:\n"
          "            log.append(1)\n        log.append(2)\n    return log\n" + CALLS, ["([ok, ok], [])", "([ok, bad_key], [])"]),

@@ -96,4 +96,7 @@ CASES: List[Case] = [
     Case("expr_import_dotted_as",
          "def f():\n    import os.path as p\n    import xml.etree.ElementTree as ET\n    import xml.dom.minidom as m, json as j\n"
          "    return p.sep, ET.__name__, m.__name__, j.__name__"),
+    Case("expr_walrus_as_middle_of_chained_comparison",
+         "def f(k, n):\n    if not 1 <= k < n or not 0 < (p := k / (n - k)) < 1:\n        return None\n    return p",
+         ["(1, 4)", "(3, 4)", "(0, 4)", "(1, 1)"]),
 ]

@@ -297,4 +297,11 @@ CASES: List[Case] = [
          "def f(items, log):\n    async def body():\n        async with CM(log):\n            for i in items:\n"
          "                log.append(i)\n            return 1\n    return run(body()), log\n" + ASYNC,
          ["([1, 2], [])", "([], [])"]),
+    # 3.12+: the while test falls into the jump back to the outer loop; ``continue`` jumps to
+    # that test, the body's end to the copy of it.
+    Case("loops_while_continue_in_for_body",
+         "def f(groups, seen):\n    out = []\n    for g in groups:\n        queue = list(g)\n        while queue:\n"
+         "            cur = queue.pop(0)\n            if cur in seen:\n                continue\n"
+         "            out.append(cur)\n    return out",
+         ["([[1, 2, 3], [], [4]], {2})", "([], set())"]),
 ]

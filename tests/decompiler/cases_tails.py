@@ -19,4 +19,9 @@ CASES: List[Case] = [
          "    else:\n        r.append(b)\n    if a == 1:\n        r.append(1)\n    elif b == 1:\n"
          "        raise KeyError(b)\n    else:\n        r.append(b)\n    x = len(r)\n    return x, r",
          ["(0, 0)", "(1, 0)", "(2, 0)", "(0, 1)", "(1, 1)", "(2, 3)"]),
+    # 3.11+ gives each arm of the last test its own copy of the implicit ``return None``.
+    Case("tail_guard_return_ends_nested_if",
+         "def f(s, log):\n    if not s:\n        assert log is not None\n        if log.append(1) is None:\n"
+         "            return",
+         ["(0, [])", "(1, [])", "(0, None)"]),
 ]

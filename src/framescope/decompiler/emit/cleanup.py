@@ -102,7 +102,8 @@ def strip_trailing_continue(body: List[ast.stmt]) -> List[ast.stmt]:
     if isinstance(last, ast.If):
         last.body = strip_trailing_continue(last.body) or [ast.Pass()]
         last.orelse = strip_trailing_continue(last.orelse)
-    elif isinstance(last, (ast.With, ast.AsyncWith)):
+    elif isinstance(last, (ast.With, ast.AsyncWith)) and not versions.FINALLY_SUBROUTINES:
+        # 3.8 leaves a with statement by ``continue`` through its own exit call (``POP_FINALLY``).
         last.body = strip_trailing_continue(last.body) or [ast.Pass()]
     elif isinstance(last, ast.Try) and not last.finalbody:
         if last.orelse:
@@ -110,7 +111,10 @@ def strip_trailing_continue(body: List[ast.stmt]) -> List[ast.stmt]:
         else:
             last.body = strip_trailing_continue(last.body) or [ast.Pass()]
         for handler in last.handlers:
-            handler.body = strip_trailing_continue(handler.body) or [ast.Pass()]
+            if not (handler.name and versions.FINALLY_SUBROUTINES):
+                handler.body = strip_trailing_continue(handler.body) or [ast.Pass()]
+            # 3.8 leaves ``except E as name`` by ``continue`` through a call of the clean-up
+            # of ``name``, not by running into it: that ``continue`` stays.
     return body
 
 

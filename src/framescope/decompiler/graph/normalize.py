@@ -258,35 +258,51 @@ def unrotate_loops(cfg: CFG) -> bool:
     for head in list(cfg.blocks):
         if not head.last.is_pop_jump() or head.fall is None or head.jump is None:
             continue
-        body, exit = head.fall, head.jump
-        for latch in list(body.preds):
-            if len(latch.instrs) == 1 and latch.last.op == "JUMP" and len(latch.preds) == 1:
-                latch = latch.preds[0]  # 3.12+: the test falls into a lone jump back
-            if latch is head:
-                continue
-            k = test_length(head, latch)
-            if not k:
-                continue
-            test = head.instrs[len(head.instrs) - 1 - k:-1]
-            tail = rotated_copy(latch, test, head, body, exit)
-            if tail is None:
-                continue
-            if k < len(head.instrs) - 1:  # the test shares its block with code before the loop
-                head = cfg.split(head, len(head.instrs) - 1 - k)
-            # Replace the copied test by a jump back to the original one.
-            start = len(latch.instrs) - len(test) - 1
-            jump = Instr("JUMP", None, latch.instrs[start].offset if start < len(latch.instrs) else latch.last.offset,
-                         head.start, latch.last.line, latch.handler, "JUMP")
-            for succ in latch.succs():
-                succ.preds = [p for p in succ.preds if p is not latch]
-            latch.instrs = latch.instrs[:start] + [jump]
-            latch.fall, latch.jump = None, head
-            head.preds.append(latch)
-            cfg.loop_tests[head] = exit
-            if tail is not latch:  # the now unreachable jump back
-                tail.preds = []
-                body.preds = [p for p in body.preds if p is not tail]
-            changed = True
+        # The first side that matches is the loop's (``head`` may be split on the way).
+        changed = any(unrotate_loop(cfg, head, body, exit) for body, exit in loop_sides(head)) or changed
+    return changed
+
+
+def loop_sides(head: Block) -> List[Tuple[Block, Block]]:
+    """The ways (body, exit) a loop's test at the end of ``head`` may go: it falls into the body,
+    or (3.12+, where the exit is a jump back to an outer loop) it falls into that lone jump."""
+    sides = [(head.fall, head.jump)]
+    if len(head.fall.instrs) == 1 and head.fall.last.op == "JUMP":
+        sides.append((head.jump, head.fall))
+    return sides
+
+
+def unrotate_loop(cfg: CFG, head: Block, body: Block, exit: Block) -> bool:
+    """Replace the copies of ``head``'s test that loop back to ``body`` by jumps back to it."""
+    changed = False
+    for latch in list(body.preds):
+        if len(latch.instrs) == 1 and latch.last.op == "JUMP" and len(latch.preds) == 1:
+            latch = latch.preds[0]  # 3.12+: the test falls into a lone jump back
+        if latch is head:
+            continue
+        k = test_length(head, latch)
+        if not k:
+            continue
+        test = head.instrs[len(head.instrs) - 1 - k:-1]
+        tail = rotated_copy(latch, test, head, body, exit)
+        if tail is None:
+            continue
+        if k < len(head.instrs) - 1:  # the test shares its block with code before the loop
+            head = cfg.split(head, len(head.instrs) - 1 - k)
+        # Replace the copied test by a jump back to the original one.
+        start = len(latch.instrs) - len(test) - 1
+        jump = Instr("JUMP", None, latch.instrs[start].offset if start < len(latch.instrs) else latch.last.offset,
+                     head.start, latch.last.line, latch.handler, "JUMP")
+        for succ in latch.succs():
+            succ.preds = [p for p in succ.preds if p is not latch]
+        latch.instrs = latch.instrs[:start] + [jump]
+        latch.fall, latch.jump = None, head
+        head.preds.append(latch)
+        cfg.loop_tests[head] = exit
+        if tail is not latch:  # the now unreachable jump back
+            tail.preds = []
+            body.preds = [p for p in body.preds if p is not tail]
+        changed = True
     return changed
 
 
@@ -483,20 +499,29 @@ def replace_test_copy(cfg: CFG, head: Block, head_start: int, latch: Block, latc
 
 
 def rotated_copy(latch: Block, test: List[Instr], head: Block, body: Block, exit: Block) -> Optional[Block]:
-    """``latch`` if it ends with a copy of ``head``'s test that loops back to ``body``."""
+    """The block that jumps back to ``body`` when ``latch`` ends with a copy of ``head``'s test:
+    ``latch`` itself, or (3.12+) the lone jump back it falls into."""
     if len(latch.instrs) < len(test) + 1:
         return None
     copy = latch.instrs[len(latch.instrs) - len(test) - 1:-1]
     if not same_run(copy, test):
         return None
-    last = latch.last
-    if last.op == OPPOSITE.get(head.last.op) and latch.jump is body and same_exit(latch.fall, exit):
+    # Where the copy goes where the test goes to the body and to the exit.
+    if latch.last.op == head.last.op:
+        copy_of = {id(head.jump): latch.jump, id(head.fall): latch.fall}
+    elif latch.last.op == OPPOSITE.get(head.last.op):
+        copy_of = {id(head.jump): latch.fall, id(head.fall): latch.jump}
+    else:
+        return None
+    to_body, to_exit = copy_of[id(body)], copy_of[id(exit)]
+    if to_body is None or not same_exit(follow_jumps(to_exit, SHORT_CHAIN), follow_jumps(exit, SHORT_CHAIN)):
+        return None
+    if to_body is body and latch.jump is body:
         return latch
-    # 3.12+: the copy keeps the test's sense and falls into a block that jumps back.
-    if last.op == head.last.op and same_exit(latch.jump, exit) and latch.fall is not None:
-        back = latch.fall
-        if len(back.instrs) == 1 and back.last.op == "JUMP" and back.jump is body and back.preds == [latch]:
-            return back
+    # 3.12+ jumps back only unconditionally: the copy falls into a lone jump back.
+    if to_body is latch.fall and len(to_body.instrs) == 1 and to_body.last.op == "JUMP" \
+            and to_body.jump is body and to_body.preds == [latch]:
+        return to_body
     return None
 
 

@@ -50,14 +50,20 @@ class ValueSimulator:
         if isinstance(value, (ast.expr, ast.slice)):  # 3.8: slices are not expressions
             return value
         if isinstance(value, v.Chain):
-            if len(value.targets) == 1 and isinstance(value.targets[0], ast.Name):
-                return ast.NamedExpr(target=value.targets[0], value=self.expr(value.value))
-            raise DecompilationError("chained assignment used as a value")
+            return self.named_expr(value)
         if isinstance(value, v.Function):
             return ClassBody(value) if is_class_body(value) else self.nested(value)
         if isinstance(value, v.Converted):
             return value.value
         raise DecompilationError("%s used as a value" % type(value).__name__)
+
+    def named_expr(self, chain: v.Chain) -> ast.NamedExpr:
+        """``(a := v)``: the value stored once and still on the stack, used as a value."""
+        if len(chain.targets) != 1 or not isinstance(chain.targets[0], ast.Name):
+            raise DecompilationError("chained assignment used as a value")
+        if chain.named is None or chain.named.target is not chain.targets[0]:
+            chain.named = ast.NamedExpr(target=chain.targets[0], value=self.expr(chain.value))
+        return chain.named
 
     def pop_expr(self, state: State) -> ast.expr:
         return self.expr(state.pop())

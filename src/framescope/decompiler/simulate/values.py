@@ -214,6 +214,9 @@ class Chain(Marker):
 
     value: ast.expr
     targets: List[ast.expr]
+    #: The ``(a := v)`` it stands for once used as a value: copies of it on the stack (the
+    #: middle operand of a chained comparison) are one expression.
+    named: Optional[ast.NamedExpr] = None
 
 
 @dataclass(eq=False)

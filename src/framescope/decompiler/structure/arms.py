@@ -17,9 +17,9 @@ from framescope.decompiler.structure.conditions import negate
 def both_arms_leave(test: ast.expr, body: List[ast.stmt], orelse: List[ast.stmt]) -> List[ast.stmt]:
     """The statements of an ``if`` neither of whose arms goes on (the one laid out first is the body)."""
     shared = common_tail(body, orelse)
-    if shared and len(body) == len(shared) < len(orelse):
+    if shared and len(body) == len(shared) <= len(orelse):
         # The arm laid out first is only the exit the other one ends with too: a guard
-        # clause (``if not ok: return``) before the rest.
+        # clause (``if not ok: return``) before the rest, the rest maybe that exit alone.
         return [ast.If(test=test, body=body, orelse=[])] + orelse
     if shared:
         # 3.11+ copies the code after an if/else into both arms when it is short.

@@ -99,9 +99,14 @@ def after_breaks(blocks: Set[Block], natural: Set[Block], header: Block) -> Set[
 
 
 def pops_then_jumps(block: Block) -> bool:
-    """Whether ``block`` ends by popping a value and jumping (a ``break`` pops the loop's iterator)."""
+    """Whether ``block`` ends by popping a value and jumping (a ``break`` pops the loop's iterator).
+
+    3.8's with statement ends the same way, popping its ``__exit__`` call's result and jumping
+    past the exit code it shares with the exception path: no ``break``.
+    """
     instrs = block.instrs
     return (len(instrs) >= 2 and instrs[-1].op == "JUMP" and instrs[-2].op == "POP_TOP"
+            and instrs[-2].raw != "BEGIN_FINALLY"
             and (len(instrs) < 3 or instrs[-3].op not in ("SWAP", "ROT")))
 
 

@@ -153,6 +153,8 @@ class LoopBuilder:
                 return  # pops the iterators of loops around this one too, then returns
             tally.note(copy or exit, succ)
             return
+        if target is None and self.returns_through_finally(succ):
+            return  # a ``return`` that runs the finally body of a try around the loop first
         if target is None:
             breaks = is_for and (break_exit(block) is succ or pops_and_jumps(block, succ))
             if breaks and block.jump is None and succ.last.op == "RETURN_VALUE" and not falls_into(exit, succ):
@@ -167,6 +169,18 @@ class LoopBuilder:
                 and target.handler.depth > depth):
             return  # runs on a deeper stack than the loop's: inside an except clause, not after the loop
         tally.note(target, succ)
+
+    def returns_through_finally(self, block: Block) -> bool:
+        """Whether ``block`` starts a copy of a finally body (3.9+) that goes on to return or raise.
+
+        A ``break`` leaving the try statement runs the copy too, but then jumps on."""
+        seen = 0
+        while block in self.ctx.cfg.finally_copies and seen < 10:
+            after = self.ctx.cfg.finally_after[block]
+            if after is None:
+                return False  # the finally body never completes: nothing tells a return from a break
+            block, seen = after, seen + 1
+        return seen > 0 and leaves_function(block)
 
     def clause_exits(self, header: Block, body: Set[Block]) -> Tuple[Set[Block], List[Block]]:
         """The blocks of the except clauses of the try statements in a ``while True`` loop that

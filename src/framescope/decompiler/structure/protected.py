@@ -62,13 +62,13 @@ class ProtectedBuilder:
         #: Where 3.8-3.9 go on after code no path reaches.
         self.unreached = UnreachedCode(ctx, loop_builder)
 
-    def repeats_after(self, instrs: List[Instr]) -> bool:
+    def repeats_after(self, instrs: List[Instr], state: State) -> bool:
         """Whether ``instrs`` repeat the code after the try statement whose clause is being built.
 
         Only 3.10+ copies it into the clauses: before, a clause that ends like the
         function (``return``) wrote that statement itself.
         """
-        if not versions.COPIES_EXITS:
+        if not versions.COPIES_EXITS or self.keeps_value(state):
             return False
         return bool(self.ctx.after_try) and copy_source(self.ctx.after_try[-1], instrs) is not None
 
@@ -80,11 +80,16 @@ class ProtectedBuilder:
         ``finally`` around whose clean-up could come first."""
         if not versions.COPIES_EXITS or not self.ctx.after_try or self.body_reaches(instrs):
             return False
-        if self.ctx.clause_depths and len(state.stack) > self.ctx.clause_depths[-1]:
-            return False  # a value kept on the stack: a return leaving the clause (and loops)
+        if self.keeps_value(state):
+            return False
         if self.ctx.regions or self.ctx.cfg.finally_copies:
             return False
         return bool(instrs) and not leaves_clause(instrs)
+
+    def keeps_value(self, state: State) -> bool:
+        """Whether the clause that just ended keeps a value on the stack: a return leaving the
+        clause (and loops, whose iterators it pops next), never the start of a statement."""
+        return bool(self.ctx.clause_depths) and len(state.stack) > self.ctx.clause_depths[-1]
 
     def body_reaches(self, instrs: List[Instr]) -> bool:
         """Whether the body of the try whose clause is being built (its else clause included)
@@ -131,9 +136,10 @@ class ProtectedBuilder:
         loop = natural_loop(header, self.ctx.back_edges[header], self.ctx.cfg.blocks)
         if self.ctx.hmap.block(handler) in loop:
             return True
-        if all(self.ctx.hmap.covers(b, handler) for b in loop):
+        if versions.EXCEPTION_TABLE and all(self.ctx.hmap.covers(b, handler) for b in loop):
             # The whole loop is protected, back edges included: a try around a loop left
-            # only by ``break`` (3.14 jumps straight to the finally code after it).
+            # only by ``break`` (3.14 jumps straight to the finally code after it). Up to
+            # 3.10 a jump back outside any block (after ``POP_BLOCK``) is outside the try.
             return False
         return all(b in loop for b in self.ctx.cfg.blocks if b.handler is not None and self.ctx.hmap.covers(b, handler))
 

@@ -154,7 +154,7 @@ class Structurer:
             if state.ended and state.tail is None:
                 i = self.protected_builder.name_cleanup(instrs, i, state)
                 if ((i < len(instrs) - 1 or is_bare_raise(instrs[i:]))
-                        and (self.protected_builder.repeats_after(instrs[i:])
+                        and (self.protected_builder.repeats_after(instrs[i:], state)
                              or self.protected_builder.follows_try(instrs[i:], state))):
                     # The clause is over but the block goes on with a copy of the code
                     # after the try statement.
