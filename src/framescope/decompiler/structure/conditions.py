@@ -68,10 +68,15 @@ class Cond:
     #: Whether the arm has the tested value left on top of its stack.
     true_kept: bool = False
     false_kept: bool = False
+    #: The test of the chain laid out last (None: ``head`` is the only test).
+    last: Optional[Block] = None
 
     def negated(self) -> "Cond":
         return Cond(negate(self.expr), self.head, self.false_block, self.true_block, self.false_state,
-                    self.true_state, self.false_kept, self.true_kept)
+                    self.true_state, self.false_kept, self.true_kept, self.last)
+
+    def last_test(self) -> Block:
+        return self.last or self.head
 
 
 @dataclass(eq=False)
@@ -249,23 +254,23 @@ def fold(outer: Cond, side: str, inner: Cond) -> Optional[Cond]:
         if shares_exit(outer.false_block, outer.false_state, inner.false_block, inner) and \
                 same_keeping(outer.false_kept, inner.false_kept, inner.false_block, inner.false_state):
             expr = boolop(ast.And(), a, b)
-            return rebuild(expr, outer, inner.true_block, inner.true_state, inner.true_kept,
+            return rebuild(expr, outer, inner, inner.true_block, inner.true_state, inner.true_kept,
                            inner.false_block, inner.false_state, inner.false_kept)
         if shares_exit(outer.false_block, outer.false_state, inner.true_block, inner) and \
                 not inner.true_kept and not outer.false_kept:
             expr = boolop(ast.And(), a, negate(b))
-            return rebuild(expr, outer, inner.false_block, inner.false_state, inner.false_kept,
+            return rebuild(expr, outer, inner, inner.false_block, inner.false_state, inner.false_kept,
                            inner.true_block, inner.true_state, False)
         return None
     if shares_exit(outer.true_block, outer.true_state, inner.true_block, inner) and \
             same_keeping(outer.true_kept, inner.true_kept, inner.true_block, inner.true_state):
         expr = boolop(ast.Or(), a, b)
-        return rebuild(expr, outer, inner.true_block, inner.true_state, inner.true_kept,
+        return rebuild(expr, outer, inner, inner.true_block, inner.true_state, inner.true_kept,
                        inner.false_block, inner.false_state, inner.false_kept)
     if shares_exit(outer.true_block, outer.true_state, inner.false_block, inner) and \
             not inner.false_kept and not outer.true_kept:
         expr = boolop(ast.Or(), a, negate(b))
-        return rebuild(expr, outer, inner.false_block, inner.false_state, False,
+        return rebuild(expr, outer, inner, inner.false_block, inner.false_state, False,
                        inner.true_block, inner.true_state, inner.true_kept)
     return None
 
@@ -277,6 +282,14 @@ def jump_laid_out_after(test: Block) -> Optional[Block]:
     if fall is not None and fall.index == test.index + 1 and len(fall.instrs) == 1 and fall.last.op == "JUMP":
         return fall
     return None
+
+
+def jumps_per_test(cond: Cond) -> bool:
+    """Whether the first test of a chain falls into a lone jump laid out before the chain's
+    later tests: each test of ``if a and b:`` that ends a loop's body jumps back by a jump of
+    its own (3.12+), where the jump of a ``continue`` or of a ``pass`` arm follows the last test."""
+    fall = jump_laid_out_after(cond.head)
+    return fall is not None and cond.last_test().index > fall.index
 
 
 def shares_exit(outer_block: Optional[Block], outer_state: State, inner_block: Optional[Block], inner: Cond) -> bool:
@@ -316,13 +329,15 @@ def same_keeping(outer_kept: bool, inner_kept: bool, block: Optional[Block], inn
             and bool(inner_state.stack) and isinstance(inner_state.stack[-1], Popped))
 
 
-def rebuild(expr, outer: Cond, true_block, true_state, true_kept, false_block, false_state, false_kept) -> Cond:
+def rebuild(expr, outer: Cond, inner: Cond, true_block, true_state, true_kept, false_block, false_state,
+            false_kept) -> Cond:
     true_state, false_state = State(true_state.stack), State(false_state.stack)
     if true_kept:
         true_state.stack[-1] = expr
     if false_kept:
         false_state.stack[-1] = expr
-    return Cond(expr, outer.head, true_block, false_block, true_state, false_state, true_kept, false_kept)
+    last = max(outer.last_test(), inner.last_test(), key=lambda block: block.index)
+    return Cond(expr, outer.head, true_block, false_block, true_state, false_state, true_kept, false_kept, last)
 
 
 def boolop(op: ast.boolop, left: ast.expr, right: ast.expr) -> ast.expr:
