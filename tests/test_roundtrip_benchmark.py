@@ -140,9 +140,13 @@ LAYOUT_SOURCES = [
                      reason="an else arm that only breaks comes out as a guard clause")),
     "def f(xs, out):\n    for x in xs:\n        r = g(x)\n        if not r:\n            break\n        out.append(r)\n"
     "    return out",
-    pytest.param("def f(a):\n    return f' {a.v}' if a.arg is not None else ''", marks=pytest.mark.xfail(
-        sys.version_info[:2] in ((3, 12), (3, 13)), strict=True,
-        reason="3.12-3.13: a returned conditional value comes out as an if statement with two returns")),
+    "def f(a):\n    return f' {a.v}' if a.arg is not None else ''",
+    "def f(v):\n    return None if v is None else int(v * 1000)",
+    pytest.param("def f(x):\n    if x.is_Integer:\n        return abs(int(x))\n    elif x.is_Mul:\n"
+                 "        return abs(int(x.args[0])) if x.args[0].is_Integer else 1\n    else:\n        return 1",
+                 marks=pytest.mark.xfail(sys.version_info < (3, 11), strict=True,
+                                         reason="up to 3.10: a returned conditional value in an elif arm "
+                                                "folds into the test before it")),
     "def f(key):\n    if not key.startswith('m:'):\n        return key\n    if (new := g()) is not None:\n"
     "        return new\n    return key",
     "def f(event, cb):\n    if event == 'call':\n        g()\n        return cb\n    elif event == 'line':\n"
@@ -165,6 +169,13 @@ LAYOUT_SOURCES = [
     "        if d is not None and d != c.d:\n            continue\n        out.append(c)",
     "def f(m):\n    try:\n        import m\n    except ImportError:\n        return None\n    else:\n"
     "        return m.x",
+    "def f(xs):\n    for x in xs:\n        if x.a and g(x):\n            return False\n    return True",
+    "def f(xs, out):\n    for x in xs:\n        out.append(x)\n        if x.a and g(x):\n            y = 1\n"
+    "            out.append(y)\n    return out",
+    "def f(a):\n    try:\n        g()\n        if a:\n            h()\n    except OSError:\n        log()",
+    "def f(a):\n    try:\n        g()\n    except OSError:\n        if a:\n            log()",
+    "def f(a, b):\n    if a is not None:\n        s = a.size()\n    elif b is not None:\n        s = b.size()\n"
+    "    else:\n        raise ValueError(b)\n    k(s)",
 ]
 
 

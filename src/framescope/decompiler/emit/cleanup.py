@@ -20,6 +20,7 @@ from framescope.decompiler.simulate import marks
 from framescope.decompiler.simulate.expressions import negate
 from framescope.decompiler.simulate.sametree import same_tree
 from framescope.decompiler.simulate.state import AssertionErrorName, is_none_return
+from framescope.decompiler.structure.clauses import TRY_NODES
 from framescope.decompiler.structure.comprehensions import build, collect
 from framescope.errors import DecompilationError
 
@@ -162,6 +163,15 @@ def strip_return_none(body: List[ast.stmt]) -> List[ast.stmt]:
     if is_match(last):
         for case in last.cases:  # type: ignore[attr-defined]
             case.body = strip_return_none(case.body) or [ast.Pass()]
+    if versions.COPIES_EXITS and isinstance(last, TRY_NODES) and not last.finalbody:
+        # A try statement that ends the function: 3.10+ copies the implicit return into the
+        # end of its body (or else clause) and of each except clause.
+        if last.orelse:
+            last.orelse = strip_return_none(last.orelse)
+        else:
+            last.body = strip_return_none(last.body) or [ast.Pass()]
+        for handler in last.handlers:
+            handler.body = strip_return_none(handler.body) or [ast.Pass()]
     return body
 
 
@@ -180,31 +190,54 @@ def function_body(code: CodeType, body: List[ast.stmt]) -> List[ast.stmt]:
 
 def wrote_final_return(code: CodeType, body: List[ast.stmt]) -> bool:
     """Whether the source wrote the ``return None`` that ends ``body`` after an ``if`` or
-    ``while``: 3.10+ copies the implicit one into each way there (it has no line of its own),
-    so one ``return None`` that more than one way reaches, and no other copy, was written."""
-    if not (versions.COPIES_EXITS and len(body) >= 2 and isinstance(body[-2], (ast.If, ast.While))
-            and is_none_return(body[-1])):
+    ``while`` (or the ones that end the clauses of a final try statement): 3.10+ copies the
+    implicit one into each way there (it has no line of its own), so one ``return None`` that
+    more than one way reaches, and no other copy, was written."""
+    if not (versions.COPIES_EXITS and ends_where_exits_meet(body)):
         return False
-    exits, final_reached = none_returns(code)
+    exits, final_reached, any_reached = none_returns(code)
     written = sum(1 for stmt in body for node in walk_same_scope(stmt) if is_none_return(node))
-    return final_reached and exits == written
+    # A try statement's clean-up code comes after the return its clauses meet at.
+    reached = any_reached if isinstance(body[-1], TRY_NODES) else final_reached
+    return reached and exits == written
 
 
-def none_returns(code: CodeType) -> "tuple[int, bool]":
-    """How many ``return None`` sequences ``code`` has, and whether a jump reaches the last
-    instruction's one (besides falling into it)."""
+def ends_where_exits_meet(body: List[ast.stmt]) -> bool:
+    """Whether ``body`` ends with ``return None`` after an ``if`` or ``while``, or with a try
+    statement: places more than one way reaches, so a written ``return None`` stays one."""
+    if len(body) >= 2 and isinstance(body[-2], (ast.If, ast.While)) and is_none_return(body[-1]):
+        return True
+    return bool(body) and isinstance(body[-1], TRY_NODES)
+
+
+def none_returns(code: CodeType) -> "tuple[int, bool, bool]":
+    """How many ``return None`` sequences ``code`` has, whether a jump reaches the last
+    instruction's one (besides falling into it), and whether a jump reaches any of them
+    (or the release of handled exceptions right before it)."""
     instrs = instructions(code)
     targets = {argval for _, op, _, _, argval in instrs if is_jump(op)}
-    count, starts = 0, []
+    count, starts, reached = 0, [], False
     for k, (offset, _, name, arg, _) in enumerate(instrs):
+        start = None
         if name == "RETURN_CONST" and code.co_consts[arg] is None:
-            count, starts = count + 1, starts + [offset]
+            start = k
         elif (name == "RETURN_VALUE" and k and instrs[k - 1][2] == "LOAD_CONST"
               and code.co_consts[instrs[k - 1][3]] is None):
-            count, starts = count + 1, starts + [instrs[k - 1][0]]
+            start = k - 1
+        if start is not None:
+            count, starts = count + 1, starts + [instrs[start][0]]
+            reached = reached or any(instrs[j][0] in targets for j in releases_before(instrs, start))
     # The code's last instructions are its last return None when that starts where they do.
     last = instrs[-2 if instrs[-1][2] == "RETURN_VALUE" else -1][0]
-    return count, bool(starts) and starts[-1] == last and last in targets
+    return count, bool(starts) and starts[-1] == last and last in targets, reached
+
+
+def releases_before(instrs, k: int) -> range:
+    """The indexes of instruction ``k`` and of the ``POP_EXCEPT``/``POP_BLOCK`` run right before it."""
+    first = k
+    while first and instrs[first - 1][2] in ("POP_EXCEPT", "POP_BLOCK", "NOP"):
+        first -= 1
+    return range(first, k + 1)
 
 
 def contains_yield(body: List[ast.stmt]) -> bool:

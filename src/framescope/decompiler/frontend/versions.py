@@ -92,6 +92,11 @@ ELSE_BEFORE_CLAUSES = PY < (3, 12)
 #: the handler (up to 3.13; 3.12-3.13 spell it ``RETURN_CONST``); 3.14 may put the code after
 #: the statement there too.
 CONSTANT_RETURN_BEFORE_HANDLER = PY < (3, 14)
+#: ``LOAD_CONST; RETURN_VALUE`` is folded into ``RETURN_CONST`` before the return of a
+#: conditional value is copied into its arms (3.12-3.13): an arm that returns a constant by
+#: the two instructions is such a copy, where a written ``return <constant>`` is one
+#: ``RETURN_CONST``.
+COPIED_CONSTANT_RETURN_UNFOLDED = (3, 12) <= PY < (3, 14)
 #: The ``END_FINALLY`` that re-raises an exception no except clause matched is laid out to
 #: fall through to the code after the try statement (3.8; 3.9+ end the clauses with
 #: ``RERAISE``): a ``return <constant>`` laid out before the handler, after leaving the with

@@ -12,6 +12,7 @@
 """
 from typing import Any, List, Optional, Set, Tuple
 
+from framescope.decompiler.frontend import versions
 from framescope.decompiler.frontend.instructions import OR_POP_JUMPS, Instr
 from framescope.decompiler.graph.cfg import CFG, Block
 from framescope.decompiler.graph.handlers import TRY, HandlerMap
@@ -49,7 +50,19 @@ def same_exit(a: Optional[Block], b: Optional[Block]) -> bool:
     if a is b:
         return True
     return (a is not None and b is not None and not a.succs() and not b.succs() and same_run(a.instrs, b.instrs)
-            and same_handling(a, b))
+            and same_handling(a, b) and is_copied_constant_return(a) == is_copied_constant_return(b))
+
+
+def is_copied_constant_return(block: Block) -> bool:
+    """Whether ``block`` ends by returning a constant the way the copy of a returned
+    conditional value's return does (3.12-3.13): by ``LOAD_CONST; RETURN_VALUE``, not one
+    ``RETURN_CONST``, with the iterators of the loops it leaves popped in between."""
+    instrs = block.instrs
+    k = len(instrs) - 2
+    while k >= 2 and instrs[k].op == "POP_TOP" and instrs[k - 1].op == "SWAP":
+        k -= 2
+    return (versions.COPIED_CONSTANT_RETURN_UNFOLDED and k >= 0 and instrs[-1].raw == "RETURN_VALUE"
+            and instrs[k].raw == "LOAD_CONST")
 
 
 def normalize(cfg: CFG) -> None:

@@ -32,6 +32,9 @@ RERAISE = "reraise"
 ASYNC = "async"
 #: Written by emit/cleanup on an ``assert False, msg`` whose test the compiler dropped.
 UNTESTED = "untested"
+#: Written by the structurer on a ``return`` the compiler copied into an arm of a returned
+#: conditional value (3.12-3.13 ``LOAD_CONST; RETURN_VALUE``); read when it joins the arms.
+RETURN_COPY = "return copy"
 #: Written by the machine decompiler on ``*t`` of a temporary nobody changes.
 FIXED = "fixed"
 

@@ -73,11 +73,16 @@ class Cond:
     false_kept: bool = False
     #: The lone jump an arm went through to its block ("true"/"false" -> block), see `resolve_pops`.
     via: Dict[str, Block] = field(default_factory=dict)
+    #: The test of the chain laid out last (None: ``head`` is the only test).
+    last: Optional[Block] = None
 
     def negated(self) -> "Cond":
         via = {OTHER[side]: block for side, block in self.via.items()}
         return Cond(negate(self.expr), self.head, self.false_block, self.true_block, self.false_state,
-                    self.true_state, self.false_kept, self.true_kept, via)
+                    self.true_state, self.false_kept, self.true_kept, via, self.last)
+
+    def last_test(self) -> Block:
+        return self.last or self.head
 
 
 @dataclass(eq=False)
@@ -269,7 +274,7 @@ def fold(outer: Cond, side: str, inner: Cond) -> Optional[Cond]:
         if shared in outer.via:
             via[shared] = outer.via[shared]
         expr = boolop(op, a, cond.expr)
-        return rebuild(expr, outer, cond.true_block, cond.true_state, cond.true_kept,
+        return rebuild(expr, outer, inner, cond.true_block, cond.true_state, cond.true_kept,
                        cond.false_block, cond.false_state, cond.false_kept, via)
     return None
 
@@ -293,6 +298,14 @@ def jump_laid_out_after(test: Block) -> Optional[Block]:
     if fall is not None and fall.index == test.index + 1 and len(fall.instrs) == 1 and fall.last.op == "JUMP":
         return fall
     return None
+
+
+def jumps_per_test(cond: Cond) -> bool:
+    """Whether the first test of a chain falls into a lone jump laid out before the chain's
+    later tests: each test of ``if a and b:`` that ends a loop's body jumps back by a jump of
+    its own (3.12+), where the jump of a ``continue`` or of a ``pass`` arm follows the last test."""
+    fall = jump_laid_out_after(cond.head)
+    return fall is not None and cond.last_test().index > fall.index
 
 
 def shares_exit(outer_block: Optional[Block], outer_state: State, inner_block: Optional[Block], inner: Cond) -> bool:
@@ -332,14 +345,16 @@ def same_keeping(outer_kept: bool, inner_kept: bool, block: Optional[Block], inn
             and bool(inner_state.stack) and isinstance(inner_state.stack[-1], Popped))
 
 
-def rebuild(expr, outer: Cond, true_block, true_state, true_kept, false_block, false_state, false_kept,
-            via: Dict[str, Block]) -> Cond:
+def rebuild(expr, outer: Cond, inner: Cond, true_block, true_state, true_kept, false_block, false_state,
+            false_kept, via: Dict[str, Block]) -> Cond:
     true_state, false_state = State(true_state.stack), State(false_state.stack)
     if true_kept:
         true_state.stack[-1] = expr
     if false_kept:
         false_state.stack[-1] = expr
-    return Cond(expr, outer.head, true_block, false_block, true_state, false_state, true_kept, false_kept, via)
+    last = max(outer.last_test(), inner.last_test(), key=lambda block: block.index)
+    return Cond(expr, outer.head, true_block, false_block, true_state, false_state, true_kept, false_kept, via,
+                last)
 
 
 def boolop(op: ast.boolop, left: ast.expr, right: ast.expr) -> ast.expr:

@@ -24,13 +24,14 @@ from typing import Dict, List, Optional, Tuple
 
 from framescope.decompiler.frontend import versions
 from framescope.decompiler.graph.cfg import CFG, Block
-from framescope.decompiler.graph.normalize import same_run
+from framescope.decompiler.graph.normalize import is_copied_constant_return, same_run
+from framescope.decompiler.simulate import marks
 from framescope.decompiler.simulate import values as v
 from framescope.decompiler.simulate.sametree import same_tree
 from framescope.decompiler.simulate.simulator import Simulator
 from framescope.decompiler.simulate.state import ExceptEnd, State
 from framescope.decompiler.structure.conditions import (
-    Cond, boolop, collect_condition, is_builtin_check, jump_laid_out_after, negate,
+    Cond, boolop, collect_condition, is_builtin_check, jump_laid_out_after, jumps_per_test, negate,
 )
 from framescope.decompiler.structure.context import StructureContext
 from framescope.decompiler.structure.loops import LoopBuilder
@@ -179,6 +180,8 @@ class Structurer:
             self.ctx.sim.step(last, state)
             if state.stmts and isinstance(state.stmts[-1], ast.Return):
                 mark_line(state.stmts[-1], last.line)
+                if is_copied_constant_return(block):
+                    marks.mark(state.stmts[-1], marks.RETURN_COPY)
             return None
         if i < len(block.instrs):  # not already run as the end of an except clause's clean-up
             self.ctx.sim.step(last, state)
@@ -378,19 +381,21 @@ class Structurer:
             state.stack[:] = arm_state.stack
             state.ended = state.ended or arm_state.ended
             return end
-        if body and orelse and laid_out_first(cond.false_block, cond.true_block):
+        true_block, false_block = cond.true_block, cond.false_block
+        if body and orelse and laid_out_first(false_block, true_block):
             # The arm the compiler placed first is the one the source wrote first.
             test, body, orelse = negate(test), orelse, body
             true_state, false_state = false_state, true_state
             true_end, false_end = false_end, true_end
+            true_block, false_block = false_block, true_block
         if true_end is None and false_end is None:
             state.stmts.extend(both_arms_leave(test, body, orelse))
             return None
         if true_end is None:
             return self.one_arm_leaves(test, body, orelse, false_state, false_end, state)
         if false_end is None:
-            if body and orelse and laid_out_first(cond.true_block, cond.false_block) \
-                    and not threaded_break(orelse, cond.false_block):
+            if body and orelse and laid_out_first(true_block, false_block) \
+                    and not threaded_break(orelse, false_block):
                 # The arm that goes on comes first: ``if test: body else: <leaves>``.
                 state.stmts.append(ast.If(test=test, body=body, orelse=orelse))
                 state.stack[:] = true_state.stack
@@ -399,6 +404,7 @@ class Structurer:
             return self.one_arm_leaves(negate(test), orelse, body, true_state, true_end, state)
         if (self.ctx.loops and true_end is self.ctx.loops[-1].header and false_end is true_end
                 and bool(body) != bool(orelse) and self.continue_laid_out_first(cond, bool(body))
+                and not jumps_per_test(cond)
                 and (not versions.FORWARD_CONDITIONAL_JUMPS or is_substantial(body or orelse))):
             # One arm goes straight back to the loop, by a jump placed before the other arm:
             # the source wrote a guard clause. (3.12+ places it there for any ``if`` that ends
@@ -420,7 +426,7 @@ class Structurer:
         returns or raises: the source wrote ``if test: pass`` and an ``else`` (the jump is the ``pass``
         arm's way past it); else None."""
         fall = jump_laid_out_after(cond.head)
-        if fall is None or not cond.head.last.is_cond_jump():
+        if fall is None or not cond.head.last.is_cond_jump() or jumps_per_test(cond):
             return None
         target = follow_jumps(fall)
         if false_end is None and leaves_function(orelse) and cond.true_block in (fall, target):
@@ -504,6 +510,8 @@ class Structurer:
         if isinstance(cond.expr, ast.Constant) or (cond.true_kept and true_value is cond.expr) or \
                 (cond.false_kept and false_value is cond.expr):
             # A constant test survives only in an expression: the compiler drops ``if 0:``.
+            return self.value_join(cond, true_value, false_value)
+        if marks.marked(body[0], marks.RETURN_COPY) or marks.marked(orelse[0], marks.RETURN_COPY):
             return self.value_join(cond, true_value, false_value)
         return None
 
