@@ -29,7 +29,7 @@ from framescope.decompiler.graph.normalize import same_handling, same_run
 from framescope.decompiler.graph.traversal import follow_jumps
 from framescope.decompiler.simulate import marks
 from framescope.decompiler.simulate import values as v
-from framescope.decompiler.simulate.expressions import negate
+from framescope.decompiler.simulate.expressions import is_pinned, negate, negate_last
 from framescope.decompiler.simulate.state import State
 from framescope.errors import DecompilationError
 
@@ -253,7 +253,7 @@ def fold(outer: Cond, side: str, inner: Cond) -> Optional[Cond]:
                            inner.false_block, inner.false_state, inner.false_kept)
         if shares_exit(outer.false_block, outer.false_state, inner.true_block, inner) and \
                 not inner.true_kept and not outer.false_kept:
-            expr = boolop(ast.And(), a, negate(b))
+            expr = boolop_not(ast.And(), a, b)
             return rebuild(expr, outer, inner.false_block, inner.false_state, inner.false_kept,
                            inner.true_block, inner.true_state, False)
         return None
@@ -264,7 +264,7 @@ def fold(outer: Cond, side: str, inner: Cond) -> Optional[Cond]:
                        inner.false_block, inner.false_state, inner.false_kept)
     if shares_exit(outer.true_block, outer.true_state, inner.false_block, inner) and \
             not inner.false_kept and not outer.true_kept:
-        expr = boolop(ast.Or(), a, negate(b))
+        expr = boolop_not(ast.Or(), a, b)
         return rebuild(expr, outer, inner.false_block, inner.false_state, False,
                        inner.true_block, inner.true_state, inner.true_kept)
     return None
@@ -340,6 +340,14 @@ def boolop(op: ast.boolop, left: ast.expr, right: ast.expr) -> ast.expr:
     values = list(left.values) if isinstance(left, ast.BoolOp) and type(left.op) is type(op) else [left]
     more = list(right.values) if isinstance(right, ast.BoolOp) and type(right.op) is type(op) else [right]
     return ast.BoolOp(op=op, values=values + more)
+
+
+def boolop_not(op: ast.boolop, left: ast.expr, right: ast.expr) -> ast.expr:
+    """``left <op> not right``, with a pinned ``right`` kept as it is (see `negate_last`)."""
+    if is_pinned(right):
+        values = list(left.values) if isinstance(left, ast.BoolOp) and type(left.op) is type(op) else [left]
+        return negate_last(op, values, right)
+    return boolop(op, left, negate(right))
 
 
 def is_builtin_check(test: ast.expr) -> bool:
