@@ -157,6 +157,18 @@ LAYOUT_SOURCES = [
     "def f(attrs):\n    return tuple(a for a in attrs if a.hash is True or (a.hash is None and a.eq is True))",
     "def f(xs, out):\n    for x in xs:\n        for y in x:\n            if y != 1:\n                return False\n"
     "    if not out:\n        return False\n    return True",
+    # A ``not`` next to an ``is``/``in`` test flips its operator: negations stay outside.
+    "def f(self, item, name):\n    if not (self.ok(item) and name in self.store):\n        return False\n    return True",
+    "def f(x, y):\n    if not (isinstance(x, int) and x.value is y):\n        return None\n    return x",
+    "def f(a, b, c):\n    if not (a is None or b in c):\n        return 1\n    return 2",
+    "def f(a, b, c):\n    if a and not (b in c or a.x):\n        return 1\n    return 2",
+    "def f(a, b, c):\n    if a.x() or not (b in c and a):\n        g()\n    return 2",
+    "def f(a, b, c):\n    while not (a and b is c):\n        a = g()\n    return a",
+    "def f(a, c):\n    return [x for x in a if not (x and x in c)]",
+    "def f(a, b, c):\n    x = 1 if not (a and b in c) else 2\n    return x",
+    "def f(a, b, c):\n    if a.x is b:\n        pass\n    else:\n        g()\n    return c",
+    "def f(rules, key):\n    for f, value in rules:\n        if key in f:\n            return value\n    return None",
+    "def f(s):\n    assert s.a is False\n    assert s.b in s.c, 'no'\n    return s",
 ]
 
 
