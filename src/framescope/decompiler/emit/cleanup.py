@@ -136,7 +136,8 @@ def as_assert(stmt: ast.stmt) -> ast.stmt:
     # test leaves no branch in the bytecode, an ``assert`` does (``assert False, msg``); and
     # an ``if`` on a flipped ``is``/``in`` test recompiles to the other operator, an
     # ``assert`` on the test as it was does not.
-    spelled_by_assert = isinstance(test, ast.Constant) or is_misflipped(stmt.test)
+    flipped = versions.ASSERT_LOADS_GLOBAL and is_misflipped(stmt.test)
+    spelled_by_assert = isinstance(test, ast.Constant) or flipped
     kinds = (AssertionErrorName, ast.Name) if spelled_by_assert else (AssertionErrorName,)
     if isinstance(exc, ast.Call) and isinstance(exc.func, kinds) and exc.func.id == "AssertionError" \
             and len(exc.args) == 1 and not exc.keywords:
