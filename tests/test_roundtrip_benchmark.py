@@ -176,6 +176,18 @@ LAYOUT_SOURCES = [
     "def f(a):\n    try:\n        g()\n    except OSError:\n        if a:\n            log()",
     "def f(a, b):\n    if a is not None:\n        s = a.size()\n    elif b is not None:\n        s = b.size()\n"
     "    else:\n        raise ValueError(b)\n    k(s)",
+    # A ``not`` next to an ``is``/``in`` test flips its operator: negations stay outside.
+    "def f(self, item, name):\n    if not (self.ok(item) and name in self.store):\n        return False\n    return True",
+    "def f(x, y):\n    if not (isinstance(x, int) and x.value is y):\n        return None\n    return x",
+    "def f(a, b, c):\n    if not (a is None or b in c):\n        return 1\n    return 2",
+    "def f(a, b, c):\n    if a and not (b in c or a.x):\n        return 1\n    return 2",
+    "def f(a, b, c):\n    if a.x() or not (b in c and a):\n        g()\n    return 2",
+    "def f(a, b, c):\n    while not (a and b is c):\n        a = g()\n    return a",
+    "def f(a, c):\n    return [x for x in a if not (x and x in c)]",
+    "def f(a, b, c):\n    x = 1 if not (a and b in c) else 2\n    return x",
+    "def f(a, b, c):\n    if a.x is b:\n        pass\n    else:\n        g()\n    return c",
+    "def f(rules, key):\n    for f, value in rules:\n        if key in f:\n            return value\n    return None",
+    "def f(s):\n    assert s.a is False\n    assert s.b in s.c, 'no'\n    return s",
 ]
 
 

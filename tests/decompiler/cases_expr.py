@@ -92,6 +92,14 @@ CASES: List[Case] = [
     Case("expr_match_false_guard_then_more",
          "def f():\n    match 0:\n        case 0 if False:\n            x = 1\n        case 0 if True:\n            x = 2\n"
          "    return x", since=(3, 10)),
+    # A negated ``in``/``is`` test inside ``and``/``or`` keeps its operator.
+    Case("expr_negated_membership_chain",
+         "def f(a, n, d):\n    if not (a and n in d):\n        return False\n    if not (a is None or d is n):\n"
+         "        return 1\n    return [x for x in d if not (x and x in n)]",
+         ["(1, 'k', {'k': 1})", "(0, 'k', {})", "(1, 'q', {'k': 1})", "(None, 2, [1, 2])"]),
+    Case("expr_identity_assert_and_pass_arm",
+         "def f(s, t, u):\n    assert s is not t\n    assert s in (1, 2), 'no'\n    if s is u:\n        pass\n    else:\n"
+         "        t = 0\n    return t", ["(1, 5, 1)", "(2, 5, 1)", "(3, 5, 3)", "(1, 1, 1)"]),
     # ``import a.b.c as d`` takes each attribute in turn.
     Case("expr_import_dotted_as",
          "def f():\n    import os.path as p\n    import xml.etree.ElementTree as ET\n    import xml.dom.minidom as m, json as j\n"

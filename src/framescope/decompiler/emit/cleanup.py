@@ -17,7 +17,7 @@ from framescope.decompiler.frontend import versions
 from framescope.decompiler.frontend.bytecode import instructions, is_jump
 from framescope.decompiler.frontend.opcodes import sets_up_annotations
 from framescope.decompiler.simulate import marks
-from framescope.decompiler.simulate.expressions import negate
+from framescope.decompiler.simulate.expressions import is_misflipped, negate
 from framescope.decompiler.simulate.sametree import same_tree
 from framescope.decompiler.simulate.state import AssertionErrorName, is_none_return
 from framescope.decompiler.structure.clauses import TRY_NODES
@@ -139,8 +139,12 @@ def as_assert(stmt: ast.stmt) -> ast.stmt:
     exc, msg = raise_.exc, None
     test = stmt.test.operand if isinstance(stmt.test, ast.UnaryOp) and isinstance(stmt.test.op, ast.Not) else stmt.test
     # 3.8 loads AssertionError as a global, as ``raise`` does; but an ``if`` on a constant
-    # test leaves no branch in the bytecode, an ``assert`` does (``assert False, msg``).
-    kinds = (AssertionErrorName, ast.Name) if isinstance(test, ast.Constant) else (AssertionErrorName,)
+    # test leaves no branch in the bytecode, an ``assert`` does (``assert False, msg``); and
+    # an ``if`` on a flipped ``is``/``in`` test recompiles to the other operator, an
+    # ``assert`` on the test as it was does not.
+    flipped = versions.ASSERT_LOADS_GLOBAL and is_misflipped(stmt.test)
+    spelled_by_assert = isinstance(test, ast.Constant) or flipped
+    kinds = (AssertionErrorName, ast.Name) if spelled_by_assert else (AssertionErrorName,)
     if isinstance(exc, ast.Call) and isinstance(exc.func, kinds) and exc.func.id == "AssertionError" \
             and len(exc.args) == 1 and not exc.keywords:
         msg = exc.args[0]

@@ -37,6 +37,11 @@ UNTESTED = "untested"
 RETURN_COPY = "return copy"
 #: Written by the machine decompiler on ``*t`` of a temporary nobody changes.
 FIXED = "fixed"
+#: Written by the simulator on an ``is``/``in`` test whose operator is its instruction's
+#: argument (``IS_OP``/``CONTAINS_OP``): the compiler folds ``not (a in b)`` into ``a not in b``,
+#: so the flipped operator recompiles to the other argument (value: the operator's class;
+#: read by `expressions.negate`).
+PINNED = "pinned"
 
 
 def mark(node: ast.AST, name: str, value: Any = True) -> None:

@@ -10,6 +10,7 @@ from framescope.decompiler.frontend import versions
 from framescope.decompiler.frontend.instructions import Instr
 from framescope.decompiler.simulate import marks
 from framescope.decompiler.simulate import values as v
+from framescope.decompiler.simulate.expressions import pinned_compare
 from framescope.decompiler.simulate.state import (
     AssertionErrorName, BINOPS, CMPOPS, COMPREHENSIONS, ClassBody, ClassValue, CompAppend, DEAD, State,
     TupleGroup, UNARY, const, const_expr, const_value, is_class_body, is_definition, make_slice, name,
@@ -212,7 +213,7 @@ class ValueSimulator:
         right = self.pop_expr(state)
         left = self.pop_expr(state)
         op = ast.IsNot() if ins.arg else ast.Is()
-        state.push(ast.Compare(left=left, ops=[op], comparators=[right]))
+        state.push(pinned_compare(left, op, right))
 
     def op_CONTAINS_OP(self, ins: Instr, state: State) -> None:
         right = self.pop_expr(state)
@@ -220,7 +221,7 @@ class ValueSimulator:
             right = ast.Set(elts=set_items(right.value))
         left = self.pop_expr(state)
         op = ast.NotIn() if ins.arg else ast.In()
-        state.push(ast.Compare(left=left, ops=[op], comparators=[right]))
+        state.push(pinned_compare(left, op, right))
 
     # -- stack shuffles ----------------------------------------------------------------------------
     def op_COPY(self, ins: Instr, state: State) -> None:

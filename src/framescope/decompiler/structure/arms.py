@@ -9,6 +9,7 @@ from typing import List, Optional
 
 from framescope.decompiler.frontend import versions
 from framescope.decompiler.graph.cfg import Block
+from framescope.decompiler.simulate.expressions import is_pinned
 from framescope.decompiler.simulate.sametree import same_tree
 from framescope.decompiler.simulate.state import is_none_return
 from framescope.decompiler.structure.conditions import negate
@@ -24,9 +25,7 @@ def both_arms_leave(test: ast.expr, body: List[ast.stmt], orelse: List[ast.stmt]
     if shared:
         # 3.11+ copies the code after an if/else into both arms when it is short.
         body, orelse = body[:len(body) - len(shared)], orelse[:len(orelse) - len(shared)]
-        if not body:
-            test, body, orelse = negate(test), orelse, []
-        return ([ast.If(test=test, body=body, orelse=orelse)] if body else []) + shared
+        return ([if_else(test, body, orelse)] if body or orelse else []) + shared
     if body and orelse and ends_control(body):
         # The other arm follows the body, which leaves.
         return [ast.If(test=test, body=body, orelse=[])] + orelse
@@ -34,8 +33,9 @@ def both_arms_leave(test: ast.expr, body: List[ast.stmt], orelse: List[ast.stmt]
 
 
 def if_else(test: ast.expr, body: List[ast.stmt], orelse: List[ast.stmt]) -> ast.If:
-    """``if test: body else: orelse``, with a negated test when only the else arm has statements."""
-    if not body:
+    """``if test: body else: orelse``, with a negated test when only the else arm has statements
+    (``if a is b: pass`` and an ``else`` where ``not`` would flip the operator)."""
+    if not body and not is_pinned(test):
         test, body, orelse = negate(test), orelse, []
     return ast.If(test=test, body=body or [ast.Pass()], orelse=orelse)
 

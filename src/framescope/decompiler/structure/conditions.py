@@ -29,7 +29,7 @@ from framescope.decompiler.graph.normalize import same_handling, same_run
 from framescope.decompiler.graph.traversal import follow_jumps
 from framescope.decompiler.simulate import marks
 from framescope.decompiler.simulate import values as v
-from framescope.decompiler.simulate.expressions import negate
+from framescope.decompiler.simulate.expressions import is_pinned, negate, negate_last
 from framescope.decompiler.simulate.state import State
 from framescope.errors import DecompilationError
 
@@ -273,7 +273,7 @@ def fold(outer: Cond, side: str, inner: Cond) -> Optional[Cond]:
         via = dict(cond.via)
         if shared in outer.via:
             via[shared] = outer.via[shared]
-        expr = boolop(op, a, cond.expr)
+        expr = boolop_not(op, a, b) if negated else boolop(op, a, b)
         return rebuild(expr, outer, inner, cond.true_block, cond.true_state, cond.true_kept,
                        cond.false_block, cond.false_state, cond.false_kept, via)
     return None
@@ -372,6 +372,14 @@ def boolop(op: ast.boolop, left: ast.expr, right: ast.expr) -> ast.expr:
     values = list(left.values) if isinstance(left, ast.BoolOp) and type(left.op) is type(op) else [left]
     more = list(right.values) if isinstance(right, ast.BoolOp) and type(right.op) is type(op) else [right]
     return ast.BoolOp(op=op, values=values + more)
+
+
+def boolop_not(op: ast.boolop, left: ast.expr, right: ast.expr) -> ast.expr:
+    """``left <op> not right``, with a pinned ``right`` kept as it is (see `negate_last`)."""
+    if is_pinned(right):
+        values = list(left.values) if isinstance(left, ast.BoolOp) and type(left.op) is type(op) else [left]
+        return negate_last(op, values, right)
+    return boolop(op, left, negate(right))
 
 
 def is_builtin_check(test: ast.expr) -> bool:

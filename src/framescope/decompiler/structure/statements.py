@@ -27,6 +27,7 @@ from framescope.decompiler.graph.cfg import CFG, Block
 from framescope.decompiler.graph.normalize import is_copied_constant_return, same_run
 from framescope.decompiler.simulate import marks
 from framescope.decompiler.simulate import values as v
+from framescope.decompiler.simulate.expressions import is_pinned
 from framescope.decompiler.simulate.sametree import same_tree
 from framescope.decompiler.simulate.simulator import Simulator
 from framescope.decompiler.simulate.state import ExceptEnd, State
@@ -431,7 +432,8 @@ class Structurer:
         target = follow_jumps(fall)
         if false_end is None and leaves_function(orelse) and cond.true_block in (fall, target):
             return cond.expr, orelse, body, true_end, cond.true_state
-        if true_end is None and leaves_function(body) and cond.false_block in (fall, target):
+        if true_end is None and leaves_function(body) and cond.false_block in (fall, target) \
+                and not is_pinned(cond.expr):  # else ``if a in b: <leaves>`` jumps alike
             return negate(cond.expr), body, orelse, false_end, cond.false_state
         return None
 
