@@ -105,19 +105,21 @@ class UnreachedCode:
         return block.jump
 
     def dead_else_break(self, hblock: Block) -> bool:
-        """3.8: whether a ``break`` that ended the else clause was left unreachable after the handler.
+        """3.8: whether a ``break`` that ended the else clause was left after the handler.
 
         The peephole optimizer threads the body's jump to the else clause straight to the
-        ``break`` target, but keeps the clause's own jump after the handler's ``END_FINALLY``.
+        ``break`` target, but keeps the clause's own jump after the handler's ``END_FINALLY``,
+        unreached; where the jump needs an ``EXTENDED_ARG`` it threads nothing, and only the
+        body reaches the clause.
         """
         block, seen = hblock, 0
         while block is not None and block.last.op == "POP_JUMP_IF_FALSE" and seen < 50:
             block, seen = block.jump, seen + 1  # the next except clause's type test
         if block is None or block.last.raw != "END_FINALLY" or block.index + 1 >= len(self.ctx.cfg.blocks):
             return False
-        dead = self.ctx.cfg.blocks[block.index + 1]
-        return (not dead.preds and len(dead.instrs) == 1 and dead.last.op == "JUMP"
-                and isinstance(self.loop_builder.loop_control(dead.jump, None), ast.Break))
+        dead = self.ctx.cfg.blocks[block.index + 1]  # (or reached from the body alone)
+        return (all(p.index < hblock.index for p in dead.preds) and len(dead.instrs) == 1 and dead.last.op == "JUMP"
+                and any(isinstance(self.loop_builder.loop_control(b, None), ast.Break) for b in (dead.jump, dead)))
 
 
 def is_exit_call(ins: Instr) -> bool:
