@@ -188,6 +188,26 @@ LAYOUT_SOURCES = [
     "def f(a, b, c):\n    if a.x is b:\n        pass\n    else:\n        g()\n    return c",
     "def f(rules, key):\n    for f, value in rules:\n        if key in f:\n            return value\n    return None",
     "def f(s):\n    assert s.a is False\n    assert s.b in s.c, 'no'\n    return s",
+    # Clauses that all leave: the code after the body is its else clause or follows the statement.
+    "def f(self, a):\n    try:\n        g(a)\n    except E:\n        pass\n    else:\n        raise V(self)",
+    "def f(self, a):\n    try:\n        g(a)\n    except E:\n        return 1\n    h(self)",
+    pytest.param("def f(self, xs):\n    for a in xs:\n        try:\n            g(a)\n        except E:\n"
+                 "            continue\n        else:\n            h(self)",
+                 marks=pytest.mark.xfail(sys.version_info < (3, 10), strict=True,
+                                         reason="3.8-3.9: an else clause in a loop comes out after the statement")),
+    "def f(self, other):\n    if isinstance(other, str):\n        try:\n            other = g(other)\n"
+    "        except E:\n            return None\n    elif not h(other):\n        return None\n"
+    "    return self.x == other.x",
+    # A returned conditional value whose arm is a local, and the two returns it is not.
+    "def f(self, key, default):\n    return self[key] if key in self else default",
+    "def f(self, key, default):\n    if key in self:\n        return self[key]\n    return default",
+    "def f(xs, key, d):\n    for x in xs:\n        return x[key] if key in x else d\n    return None",
+    # An assert that ends a loop body, and ``assert False`` in the else of an ``if test: pass``.
+    "def f(xs, s):\n    for x in xs:\n        assert g(x), f'{x} {s}'",
+    pytest.param("def f(xs, s):\n    for x in xs:\n        if g(x):\n            pass\n        else:\n"
+                 "            assert False, s", marks=pytest.mark.xfail(
+                     sys.version_info < (3, 10), strict=True,
+                     reason="3.8-3.9 keep the test of assert False: this if/else does not come back")),
 ]
 
 

@@ -49,6 +49,10 @@ class Instr:
         """Any conditional jump: a pop jump, or a ``JUMP_IF_*_OR_POP`` (up to 3.11)."""
         return self.op in CONDITIONAL_JUMPS
 
+    def is_borrowed_load(self) -> bool:
+        """A load of a local the compiler made borrowed (``LOAD_FAST_BORROW``, 3.14+)."""
+        return self.raw in BORROWING_LOADS
+
     def is_final(self) -> bool:
         """Control never falls through to the next instruction."""
         return self.op in TERMINATORS
@@ -66,6 +70,8 @@ class Instr:
 
 #: Operations after which control never falls through to the next instruction.
 TERMINATORS = frozenset({"JUMP", "RETURN_VALUE", "RAISE_VARARGS", "RERAISE"})
+#: 3.14 loads of locals whose value is borrowed from the frame.
+BORROWING_LOADS = frozenset({"LOAD_FAST_BORROW", "LOAD_FAST_BORROW_LOAD_FAST_BORROW"})
 
 #: Conditional jumps that pop their condition.
 POP_JUMPS = frozenset({"POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE"})

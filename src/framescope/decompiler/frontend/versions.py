@@ -120,6 +120,12 @@ TO_BOOL = PY >= (3, 13)
 FOR_ITER_TO_END_FOR = PY >= (3, 12)
 #: ... followed by a ``POP_TOP`` of its own (3.13+).
 END_FOR_THEN_POP_TOP = PY >= (3, 13)
+#: A load of a local is borrowed (``LOAD_FAST_BORROW``, 3.14+) where the compiler's last pass
+#: sees the value consumed in its own block. A value left on the stack when its block ends
+#: (an arm of a conditional value, before the copy of the return that follows it) keeps
+#: ``LOAD_FAST``, and so does code the pass never reaches: exception handlers, and the code
+#: after a try statement that only the end of the body leads to (an else clause is reached).
+BORROWED_LOADS = PY >= (3, 14)
 #: ``yield from`` and ``await`` are a ``SEND`` loop (3.11+), not one ``YIELD_FROM`` ...
 SEND_LOOPS = PY >= (3, 11)
 #: ... that ends in ``END_SEND`` (3.12+).

@@ -54,15 +54,23 @@ def same_exit(a: Optional[Block], b: Optional[Block]) -> bool:
 
 
 def is_copied_constant_return(block: Block) -> bool:
-    """Whether ``block`` ends by returning a constant the way the copy of a returned
-    conditional value's return does (3.12-3.13): by ``LOAD_CONST; RETURN_VALUE``, not one
-    ``RETURN_CONST``, with the iterators of the loops it leaves popped in between."""
+    """Whether ``block`` ends by returning a value the way the copy of a returned
+    conditional value's return does, with the iterators of the loops it leaves popped in
+    between: a constant by ``LOAD_CONST; RETURN_VALUE``, not one ``RETURN_CONST`` (3.12-3.13),
+    or a local whose load is not borrowed, though the test before it was (3.14: the value
+    was left on the stack at the end of its arm)."""
     instrs = block.instrs
     k = len(instrs) - 2
     while k >= 2 and instrs[k].op == "POP_TOP" and instrs[k - 1].op == "SWAP":
         k -= 2
-    return (versions.COPIED_CONSTANT_RETURN_UNFOLDED and k >= 0 and instrs[-1].raw == "RETURN_VALUE"
-            and instrs[k].raw == "LOAD_CONST")
+    if k < 0 or instrs[-1].raw != "RETURN_VALUE":
+        return False
+    if versions.COPIED_CONSTANT_RETURN_UNFOLDED:
+        return instrs[k].raw == "LOAD_CONST"
+    if versions.BORROWED_LOADS and instrs[k].raw == "LOAD_FAST" and instrs[k].op == "LOAD_FAST":
+        return any(pred.last.is_cond_jump() and any(ins.is_borrowed_load() for ins in pred.instrs)
+                   for pred in block.preds)
+    return False
 
 
 def normalize(cfg: CFG) -> None:

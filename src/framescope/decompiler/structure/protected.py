@@ -386,7 +386,11 @@ class ProtectedBuilder:
         """Whether the body of a try statement whose clauses all leave goes on to code laid out
         before them, which is then its else clause (the code after the statement would follow
         the clauses). Not inside an except clause, where 3.12+ copies the code after the
-        enclosing statement."""
+        enclosing statement. 3.14 tells the two apart by the loads of locals (`versions.BORROWED_LOADS`)."""
+        if versions.BORROWED_LOADS and body_end is not None and not self.ctx.after_try:
+            # Both are laid out right after the body; only the else clause's loads are borrowed.
+            # (Code that other paths reach too is after the statement.)
+            return len(body_end.preds) == 1 and any(ins.is_borrowed_load() for ins in body_end.instrs)
         return (versions.ELSE_BEFORE_CLAUSES and body_end is not None and body_end.index < hblock.index
                 and not (len(body_end.instrs) == 1 and body_end.jump is not None) and not self.ctx.after_try)
 

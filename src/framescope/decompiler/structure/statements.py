@@ -30,7 +30,7 @@ from framescope.decompiler.simulate import values as v
 from framescope.decompiler.simulate.expressions import is_pinned
 from framescope.decompiler.simulate.sametree import same_tree
 from framescope.decompiler.simulate.simulator import Simulator
-from framescope.decompiler.simulate.state import ExceptEnd, State
+from framescope.decompiler.simulate.state import AssertionErrorName, ExceptEnd, State
 from framescope.decompiler.structure.conditions import (
     Cond, boolop, collect_condition, is_builtin_check, jump_laid_out_after, jumps_per_test, negate,
 )
@@ -430,10 +430,12 @@ class Structurer:
         if fall is None or not cond.head.last.is_cond_jump() or jumps_per_test(cond):
             return None
         target = follow_jumps(fall)
-        if false_end is None and leaves_function(orelse) and cond.true_block in (fall, target):
+        if false_end is None and leaves_function(orelse) and cond.true_block in (fall, target) \
+                and not asserted(orelse, cond.false_block):
             return cond.expr, orelse, body, true_end, cond.true_state
         if true_end is None and leaves_function(body) and cond.false_block in (fall, target) \
-                and not is_pinned(cond.expr):  # else ``if a in b: <leaves>`` jumps alike
+                and not is_pinned(cond.expr) and not asserted(body, cond.true_block):
+            # (else ``if a in b: <leaves>`` jumps alike)
             return negate(cond.expr), body, orelse, false_end, cond.false_state
         return None
 
@@ -593,6 +595,18 @@ class Structurer:
             if common:
                 return min(common, key=lambda b: b.index)
         return inner
+
+
+def asserted(arm: List[ast.stmt], block: Optional[Block]) -> bool:
+    """Whether an arm that raises the compiler's ``AssertionError`` is the failure of an ``assert``
+    on the test, not ``assert False`` in an ``else``: 3.14 borrows its loads only when the
+    test's jump leads to it directly (`versions.BORROWED_LOADS`)."""
+    if not (versions.BORROWED_LOADS and block is not None and arm and isinstance(arm[-1], ast.Raise)):
+        return False
+    exc = arm[-1].exc
+    if isinstance(exc, ast.Call):
+        exc = exc.func
+    return isinstance(exc, AssertionErrorName) and any(ins.is_borrowed_load() for ins in block.instrs)
 
 
 def leaves_function(arm: List[ast.stmt]) -> bool:
