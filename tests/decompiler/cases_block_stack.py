@@ -113,4 +113,23 @@ CASES: List[Case] = [
          "    while True:\n        try:\n            x = next(it)\n        except ValueError:\n            pass\n"
          "        else:\n            break\n    return log, x",
          ["(iter([1, 2]), [])"]),
+    # A try body of only ``return <constant>``: SETUP_FINALLY is followed by POP_BLOCK at once,
+    # and the range they delimit holds no instruction.
+    Case("blockstack_try_only_return_constant_finally",
+         "def f(log):\n    try:\n        return 1\n    finally:\n        log.append(0)", ["([],)", "(None,)"]),
+    Case("blockstack_if_try_only_return_constant_finally",
+         "def f(log, a):\n    if a:\n        try:\n            return 1\n        finally:\n            log.append(0)",
+         ["([], 1)", "([], 0)", "(None, 1)"]),
+    Case("blockstack_if_try_only_return_constant_except",
+         "def f(log, a):\n    if a:\n        try:\n            return 1\n        except ZeroDivisionError:\n"
+         "            log.append(0)\n    return 0", ["([], 1)", "([], 0)"]),
+    Case("blockstack_try_only_pass_except",
+         "def f(log):\n    try:\n        pass\n    except ZeroDivisionError:\n        log.append(0)\n    return log",
+         ["([],)"]),
+    Case("blockstack_loop_try_only_continue_finally",
+         "def f(xs, log):\n    for x in xs:\n        try:\n            continue\n        finally:\n            log.append(x)\n"
+         "    return log", ["([1, 2], [])", "([1], None)"]),
+    Case("blockstack_loop_try_only_break_except",
+         "def f(xs, log):\n    for x in xs:\n        try:\n            break\n        except ZeroDivisionError:\n"
+         "            log.append(x)\n    return log", ["([1, 2], [])"]),
 ]

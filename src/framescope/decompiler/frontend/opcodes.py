@@ -531,8 +531,13 @@ def drop_block_setup(instrs: List[Instr]) -> List[Instr]:
     keep: List[Instr] = []
     removed: Dict[int, Optional[int]] = {}
     pending: List[int] = []
+    previous: Optional[Instr] = None
     for ins in instrs:
-        if ins.op in ("SETUP_FINALLY", "POP_BLOCK", "SETUP_ASYNC_WITH"):
+        empty_range = ins.op == "POP_BLOCK" and previous is not None and previous.op == "SETUP_FINALLY"
+        previous = ins
+        if empty_range:
+            keep_empty_range(ins)
+        elif ins.op in ("SETUP_FINALLY", "POP_BLOCK", "SETUP_ASYNC_WITH"):
             pending.append(ins.offset)
             continue
         for offset in pending:
@@ -545,6 +550,17 @@ def drop_block_setup(instrs: List[Instr]) -> List[Instr]:
             ins.target = removed[ins.target]
             seen += 1
     return keep
+
+
+def keep_empty_range(pop_block: Instr) -> None:
+    """Turn the ``POP_BLOCK`` right after its ``SETUP_FINALLY`` into a ``NOP`` its handler covers.
+
+    A try body that only ends the statement (``return <constant>``, ``pass``, ``break``)
+    puts nothing between the two: dropping both would leave no instruction in the range,
+    and the handler unreached; the ``NOP`` keeps the try statement. (3.11+ drops such a
+    handler with the range, so there the try leaves no trace.)
+    """
+    pop_block.op = "NOP"
 
 
 def retarget(instrs: List[Instr]) -> List[Instr]:

@@ -123,6 +123,9 @@ class ValueSimulator:
     def op_GEN_START(self, ins: Instr, state: State) -> None:
         pass  # 3.10: discards the first value sent in, which the symbolic stack never held
 
+    def op_NOP(self, ins: Instr, state: State) -> None:
+        pass  # the empty range of a 3.8-3.10 try body (see `opcodes.keep_empty_range`)
+
     def op_POP_TOP(self, ins: Instr, state: State) -> None:
         value = state.pop()
         if isinstance(value, v.UnpackSlot):
