@@ -132,4 +132,20 @@ CASES: List[Case] = [
     Case("blockstack_loop_try_only_break_except",
          "def f(xs, log):\n    for x in xs:\n        try:\n            break\n        except ZeroDivisionError:\n"
          "            log.append(x)\n    return log", ["([1, 2], [])"]),
+    # 3.8: the END_FINALLY of a try statement whose body always leaves falls through to the
+    # code after the statement, which no jump from the if's arm reaches.
+    Case("blockstack_if_try_only_return_constant_finally_then_code",
+         "def f(log, a):\n    if a:\n        try:\n            return 1\n        finally:\n            log.append(0)\n"
+         "    return 0", ["([], 1)", "([], 0)", "(None, 1)"]),
+    Case("blockstack_if_try_return_finally_then_code",
+         "def f(log, a):\n    if a:\n        try:\n            return log.pop()\n        finally:\n            log.append(0)\n"
+         "    return 0", ["([5], 1)", "([], 1)", "([], 0)"]),
+    Case("blockstack_if_try_return_finally_then_try_return_constant",
+         "def f(log, a):\n    if a:\n        try:\n            return log.pop()\n        finally:\n            log.append(0)\n"
+         "    try:\n        return 0\n    except OSError:\n        return 1", ["([5], 1)", "([], 1)", "([], 0)"]),
+    Case("blockstack_if_try_return_finally_elif_then_try",
+         "def f(log, a, b):\n    if a:\n        try:\n            return log.pop()\n        finally:\n            log.append(0)\n"
+         "    elif b:\n        return 2\n    try:\n        c = len(log)\n        if c:\n            return c\n        return 0\n"
+         "    except TypeError:\n        return 1",
+         ["([5], 1, 0)", "([], 0, 1)", "([], 0, 0)", "([3], 0, 0)", "(None, 0, 0)"]),
 ]

@@ -102,6 +102,11 @@ COPIED_CONSTANT_RETURN_UNFOLDED = (3, 12) <= PY < (3, 14)
 #: ``RERAISE``): a ``return <constant>`` laid out before the handler, after leaving the with
 #: statements and except clauses around the try, is the body's own, not the code after it.
 UNMATCHED_FALLS_THROUGH = PY < (3, 9)
+#: A handler's ``END_FINALLY`` goes on with the code laid out after it when nothing is to
+#: be re-raised (3.8): after a try statement whose body always leaves, that is the code
+#: after the statement, which no jump reaches from its arm of an ``if`` (3.9+ end the
+#: handler with ``RERAISE``).
+HANDLER_END_FALLS_THROUGH = PY < (3, 9)
 #: The peephole optimizer folds ``LOAD_CONST``s built into a tuple into one tuple constant
 #: (3.8-3.9), but leaves a code object whose line table holds a jump of 255 or more bytes
 #: in one step as it is: a long statement written on one line keeps ``BUILD_TUPLE``.

@@ -593,7 +593,7 @@ class ProtectedBuilder:
         final = strip_reraise(strip_name_cleanup(final_state.stmts, None))
         if final is None:
             raise self.ctx.error("finally block does not re-raise", hblock)
-        after = None
+        after = self.unreached.left_finally_exit(hblock) if body_end is None else None
         if body_end is not None:
             copy = self.ctx.cfg.finally_copies.get(body_end)
             if copy is None or copy is not hblock:

@@ -43,6 +43,7 @@ from framescope.decompiler.structure.arms import (
     path_leaves_function, releases, threaded_break, uses_earlier,
 )
 from framescope.decompiler.structure.protected import ProtectedBuilder
+from framescope.decompiler.structure.unreached import code_after_handler
 from framescope.decompiler.graph.traversal import follow_jumps, jump_chain, reachable
 from framescope.errors import DecompilationError
 
@@ -258,6 +259,8 @@ class Structurer:
         true_state, false_state = cond.true_state, cond.false_state
         true_end = self.walk(cond.true_block, join, true_state)
         false_end = self.walk(cond.false_block, join, false_state)
+        if true_end is None and join is not None and join is self.after_true_arm_try(cond):
+            true_end = join  # it falls out of its try's handler there (past the else, if any)
         if versions.RETURN_JUMPS_THREADED:
             true_end = self.threaded_return(true_state, true_end, false_state, false_end, join, len(state.stack))
             false_end = self.threaded_return(false_state, false_end, true_state, true_end, join, len(state.stack))
@@ -556,6 +559,8 @@ class Structurer:
         if join is None and not self.ctx.loops and not self.ctx.regions:
             join = self.meeting(cond, stop)
         if join is None:
+            join = self.after_true_arm_try(cond)
+        if join is None:
             return stop
         if self.ctx.loops and join not in self.ctx.loops[-1].body:
             return stop
@@ -564,6 +569,13 @@ class Structurer:
         if stop is not None and join.index > stop.index and join is not stop and stop.index > cond.head.index:
             return stop
         return join
+
+    def after_true_arm_try(self, cond: Cond) -> Optional[Block]:
+        """Where the true arm goes on when it ends with a try statement that always leaves,
+        falling out of its handler's ``END_FINALLY`` (3.8), which no edge of the graph says."""
+        if cond.true_block is None or cond.false_block is None:
+            return None
+        return code_after_handler(self.ctx.cfg.blocks, cond.true_block, cond.false_block)
 
     def meeting(self, cond: Cond, stop: Optional[Block]) -> Optional[Block]:
         """Where the arms of a branch meet when one of them can end the function.

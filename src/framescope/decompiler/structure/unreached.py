@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, List, Optional
 from framescope.decompiler.frontend import versions
 from framescope.decompiler.frontend.instructions import Instr
 from framescope.decompiler.graph.cfg import Block
-from framescope.decompiler.graph.traversal import follow_jumps
+from framescope.decompiler.graph.traversal import follow_jumps, reachable
 
 if TYPE_CHECKING:  # pragma: no cover
     from framescope.decompiler.structure.context import StructureContext
@@ -86,6 +86,25 @@ class UnreachedCode:
         block = self.no_match(hblock)
         if block is None or block.last.raw != "END_FINALLY":
             return None
+        return self.after_end_finally(block)
+
+    def left_finally_exit(self, hblock: Block) -> Optional[Block]:
+        """Where 3.8 goes on after a try statement whose body always leaves (``return``,
+        ``break``...) and runs its finally body, at ``hblock``, on the way.
+
+        The finally body's ``END_FINALLY`` falls through to the code after the statement.
+        """
+        if not versions.HANDLER_END_FALLS_THROUGH:
+            return None
+        ends = [b for b in reachable([hblock]) if b.index >= hblock.index and b.handler == hblock.handler
+                and b.last.op == "RERAISE" and b.last.raw == "END_FINALLY"]
+        # Only the finally body's own END_FINALLY is reached without an exception: those of
+        # the statements inside it end their handlers.
+        return self.after_end_finally(ends[0]) if len(ends) == 1 else None
+
+    def after_end_finally(self, block: Block) -> Optional[Block]:
+        """The code after a handler's ``END_FINALLY`` (``block``'s last), when it is code after
+        the statement."""
         if block.index + 1 >= len(self.ctx.cfg.blocks):
             return None
         after = self.ctx.cfg.blocks[block.index + 1]
@@ -120,6 +139,24 @@ class UnreachedCode:
         dead = self.ctx.cfg.blocks[block.index + 1]  # (or reached from the body alone)
         return (all(p.index < hblock.index for p in dead.preds) and len(dead.instrs) == 1 and dead.last.op == "JUMP"
                 and any(isinstance(self.loop_builder.loop_control(b, None), ast.Break) for b in (dead.jump, dead)))
+
+
+def code_after_handler(blocks: List[Block], first: Block, other: Block) -> Optional[Block]:
+    """Where an arm of an ``if`` laid out from ``first`` on, up to ``other`` (the other arm),
+    goes on when it ends with a try statement that always leaves (3.8): None if it does not.
+
+    The handler's ``END_FINALLY`` (see `versions.HANDLER_END_FALLS_THROUGH`) falls into
+    ``other`` itself (an ``if`` without ``else``), or into the arm's jump past the
+    ``else`` that no path reaches.
+    """
+    if not versions.HANDLER_END_FALLS_THROUGH or other.index <= first.index + 1:
+        return None
+    after, before = other, blocks[other.index - 1]
+    if not before.preds and len(before.instrs) == 1 and before.last.op == "JUMP" and before.index > first.index:
+        after, before = before.jump, blocks[before.index - 1]
+        if after is None or after.index <= other.index:
+            return None
+    return after if before.last.op == "RERAISE" and before.last.raw == "END_FINALLY" else None
 
 
 def is_exit_call(ins: Instr) -> bool:
