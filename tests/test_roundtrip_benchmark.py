@@ -208,6 +208,21 @@ LAYOUT_SOURCES = [
                  "            assert False, s", marks=pytest.mark.xfail(
                      sys.version_info < (3, 10), strict=True,
                      reason="3.8-3.9 keep the test of assert False: this if/else does not come back")),
+    # ``if test: pass`` and an ``else``: 3.8, 3.9 and 3.11 keep the pass arm's jump past it.
+    "def f(a, b):\n    if g(a):\n        pass\n    else:\n        b.append(a)\n    return 1",
+    "def f(fs, m):\n    if fs.a:\n        fs.g()\n    elif m is not None and isinstance(fs, m.A):\n        pass\n"
+    "    else:\n        raise ValueError(fs)\n    return fs",
+    # An ``else`` after a body that raises, breaks or continues: 3.8-3.9 keep the unreached
+    # jump past it.
+    "def f(a, b):\n    if a:\n        raise E\n    else:\n        b.append(a)\n    return 1",
+    "def f(a, b):\n    if a:\n        g()\n        raise E\n    elif b:\n        b.append(a)\n    return 1",
+    "def f(a, b):\n    for x in a:\n        if x:\n            raise E(x)\n        else:\n            b.append(x)\n"
+    "    return b",
+    "def f(a, b):\n    for x in a:\n        if x:\n            continue\n        else:\n            b.append(x)",
+    "def f(s, e):\n    while True:\n        d = g(e)\n        if d == 0:\n            break\n        else:\n"
+    "            s.n += d\n    return s",
+    "def f(s, e):\n    if e.err:\n        x = e.err\n        if isinstance(x, T):\n            raise C(s) from e\n"
+    "        else:\n            raise N(s, x)\n    else:\n        raise N(s) from e",
 ]
 
 

@@ -101,7 +101,8 @@ def strip_trailing_continue(body: List[ast.stmt]) -> List[ast.stmt]:
     if isinstance(last, ast.Continue):
         return body[:-1]
     if isinstance(last, ast.If):
-        last.body = strip_trailing_continue(last.body) or [ast.Pass()]
+        if not marks.marked(last, marks.WRITTEN_ELSE):
+            last.body = strip_trailing_continue(last.body) or [ast.Pass()]
         last.orelse = strip_trailing_continue(last.orelse)
     elif isinstance(last, (ast.With, ast.AsyncWith)) and not versions.FINALLY_SUBROUTINES:
         # 3.8 leaves a with statement by ``continue`` through its own exit call (``POP_FINALLY``).

@@ -35,6 +35,10 @@ UNTESTED = "untested"
 #: Written by the structurer on a ``return`` the compiler copied into an arm of a returned
 #: conditional value (3.12-3.13 ``LOAD_CONST; RETURN_VALUE``); read when it joins the arms.
 RETURN_COPY = "return copy"
+#: Written by the structurer on an ``if`` whose body always leaves and whose ``else`` the
+#: unreached jump after that body shows (3.8-3.9): a ``continue`` ending that body is the
+#: source's, not the loop's own way round (read by emit/cleanup, which keeps it).
+WRITTEN_ELSE = "written else"
 #: Written by the machine decompiler on ``*t`` of a temporary nobody changes.
 FIXED = "fixed"
 #: Written by the simulator on an ``is``/``in`` test whose operator is its instruction's

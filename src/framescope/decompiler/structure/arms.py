@@ -11,8 +11,9 @@ from framescope.decompiler.frontend import versions
 from framescope.decompiler.graph.cfg import Block
 from framescope.decompiler.simulate.expressions import is_pinned
 from framescope.decompiler.simulate.sametree import same_tree
-from framescope.decompiler.simulate.state import is_none_return
-from framescope.decompiler.structure.conditions import negate
+from framescope.decompiler.simulate.state import AssertionErrorName, is_none_return
+from framescope.decompiler.graph.traversal import follow_jumps, jump_chain, reachable
+from framescope.decompiler.structure.conditions import Cond, negate, passing_jump
 
 
 def both_arms_leave(test: ast.expr, body: List[ast.stmt], orelse: List[ast.stmt]) -> List[ast.stmt]:
@@ -38,6 +39,93 @@ def if_else(test: ast.expr, body: List[ast.stmt], orelse: List[ast.stmt]) -> ast
     if not body and not is_pinned(test):
         test, body, orelse = negate(test), orelse, []
     return ast.If(test=test, body=body or [ast.Pass()], orelse=orelse)
+
+
+def passed_arm(blocks: List[Block], cond: Cond, true_end: Optional[Block], false_end: Optional[Block],
+               body: List[ast.stmt], orelse: List[ast.stmt]):
+    """``(test, leaving arm, the statements after, where the walk goes on, the state there)``
+    when the test falls into a jump of its own laid out right after it and the other arm
+    returns or raises: the source wrote ``if test: pass`` and an ``else`` (the jump is the ``pass``
+    arm's way past it); else None."""
+    fall = passing_jump(cond, blocks)
+    if fall is None:
+        return None
+    target = follow_jumps(fall)
+    if false_end is None and leaves_function(orelse) and cond.true_block in (fall, target) \
+            and not asserted(orelse, cond.false_block):
+        return cond.expr, orelse, body, true_end, cond.true_state
+    if true_end is None and leaves_function(body) and cond.false_block in (fall, target) \
+            and not is_pinned(cond.expr) and not asserted(body, cond.true_block):
+        # (else ``if a in b: <leaves>`` jumps alike)
+        return negate(cond.expr), body, orelse, false_end, cond.false_state
+    return None
+
+
+def asserted(arm: List[ast.stmt], block: Optional[Block]) -> bool:
+    """Whether an arm that raises the compiler's ``AssertionError`` is the failure of an ``assert``
+    on the test, not ``assert False`` in an ``else``: 3.14 borrows its loads only when the
+    test's jump leads to it directly (`versions.BORROWED_LOADS`)."""
+    if not (versions.BORROWED_LOADS and block is not None and arm and isinstance(arm[-1], ast.Raise)):
+        return False
+    exc = arm[-1].exc
+    if isinstance(exc, ast.Call):
+        exc = exc.func
+    return isinstance(exc, AssertionErrorName) and any(ins.is_borrowed_load() for ins in block.instrs)
+
+
+def leaves_function(arm: List[ast.stmt]) -> bool:
+    """Whether an arm ends with a return or raise of its own."""
+    return bool(arm) and isinstance(arm[-1], (ast.Return, ast.Raise))
+
+
+def passed_then_else(blocks: List[Block], cond: Cond, body: List[ast.stmt],
+                     orelse: List[ast.stmt]) -> Optional[ast.If]:
+    """``if test: pass`` and an ``else``, when the empty arm is the last test falling into a lone
+    jump of its own laid out right after it: the ``pass`` arm's way past the ``else``
+    (3.8, 3.9 and 3.11 keep it; ``if not test:`` and the other arm alone would have no such
+    jump). None otherwise."""
+    fall = passing_jump(cond, blocks)
+    if fall is None or fall.jump is None or fall.jump.index < fall.index:
+        return None  # a jump back is the loop's own (3.12+ jumps back only that way)
+    passed = jump_chain(fall)
+    if not body and orelse and cond.true_block in passed and cond.false_block not in passed:
+        return ast.If(test=cond.expr, body=[ast.Pass()], orelse=orelse)
+    if body and not orelse and cond.false_block in passed and cond.true_block not in passed:
+        return ast.If(test=negate(cond.expr), body=[ast.Pass()], orelse=body)
+    return None
+
+
+def unreached_else_jump(blocks: List[Block], test: Block, staying: Optional[Block]) -> bool:
+    """Whether a lone jump no path reaches sits right before ``staying``, the arm of the branch
+    ending ``test`` laid out after the other one, which always leaves (``raise``, ``break``,
+    ``continue``): the body's jump past an ``else``, which 3.8-3.9 keep after a body that
+    cannot reach it (only the one after a ``return`` goes). Without the ``else`` there would
+    be no such jump."""
+    if staying is None or not test.index + 1 < staying.index < len(blocks):
+        return False
+    before = blocks[staying.index - 1]
+    return is_lone_jump(before) and unreached_jump(before)
+
+
+def unreached_jump(block: Block, depth: int = 0) -> bool:
+    """Whether no path reaches ``block``: only unreached lone jumps go there (the jump past the
+    ``else`` of an inner ``if`` that always leaves goes to the outer one's, before threading)."""
+    return depth < 20 and all(is_lone_jump(pred) and unreached_jump(pred, depth + 1) for pred in block.preds)
+
+
+def is_lone_jump(block: Block) -> bool:
+    return len(block.instrs) == 1 and block.last.op == "JUMP"
+
+
+def written_else_end(blocks: List[Block], cond: Cond, stop: Optional[Block]) -> Optional[Block]:
+    """Where an ``if`` whose first arm always leaves ends, when the unreached jump past its
+    ``else`` (see `unreached_else_jump`) shows it: the first block along that jump's way that
+    the ``else`` reaches too. None otherwise."""
+    for staying in (cond.true_block, cond.false_block):
+        if unreached_else_jump(blocks, cond.last_test(), staying):
+            reached = reachable([staying], stop=stop)
+            return next((block for block in jump_chain(blocks[staying.index - 1])[1:] if block in reached), None)
+    return None
 
 
 def releases(instrs) -> bool:

@@ -300,6 +300,20 @@ def jump_laid_out_after(test: Block) -> Optional[Block]:
     return None
 
 
+def passing_jump(cond: Cond, blocks: List[Block]) -> Optional[Block]:
+    """The lone jump the last test of ``cond`` falls into, laid out right after it: the way
+    past an ``else`` of an arm that is only ``pass`` (None where there is none, where each
+    test has a jump of its own, see `jumps_per_test`, or where it jumps over the clean-up of
+    a chained comparison, ``POP_TOP``, which no statement starts with)."""
+    last = cond.last_test()
+    if not last.last.is_cond_jump() or jumps_per_test(cond):
+        return None
+    fall = jump_laid_out_after(last)
+    if fall is None or fall.index + 1 >= len(blocks) or blocks[fall.index + 1].instrs[0].op == "POP_TOP":
+        return None
+    return fall
+
+
 def jumps_per_test(cond: Cond) -> bool:
     """Whether the first test of a chain falls into a lone jump laid out before the chain's
     later tests: each test of ``if a and b:`` that ends a loop's body jumps back by a jump of

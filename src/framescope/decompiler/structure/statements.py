@@ -27,12 +27,11 @@ from framescope.decompiler.graph.cfg import CFG, Block
 from framescope.decompiler.graph.normalize import is_copied_constant_return, same_run
 from framescope.decompiler.simulate import marks
 from framescope.decompiler.simulate import values as v
-from framescope.decompiler.simulate.expressions import is_pinned
 from framescope.decompiler.simulate.sametree import same_tree
 from framescope.decompiler.simulate.simulator import Simulator
-from framescope.decompiler.simulate.state import AssertionErrorName, ExceptEnd, State
+from framescope.decompiler.simulate.state import ExceptEnd, State
 from framescope.decompiler.structure.conditions import (
-    Cond, boolop, collect_condition, is_builtin_check, jump_laid_out_after, jumps_per_test, negate,
+    Cond, boolop, collect_condition, is_builtin_check, jumps_per_test, negate,
 )
 from framescope.decompiler.structure.context import StructureContext
 from framescope.decompiler.structure.loops import LoopBuilder
@@ -40,7 +39,8 @@ from framescope.decompiler.structure.matches import MatchBuilder
 from framescope.decompiler.structure.patterns import MATCH_STARTS
 from framescope.decompiler.structure.arms import (
     both_arms_leave, if_else, mark_line, is_bare_raise, is_substantial, laid_out_first, merge_difference,
-    path_leaves_function, releases, threaded_break, uses_earlier,
+    passed_arm, passed_then_else, path_leaves_function, releases, threaded_break, unreached_else_jump,
+    uses_earlier, written_else_end,
 )
 from framescope.decompiler.structure.protected import ProtectedBuilder
 from framescope.decompiler.structure.unreached import code_after_handler
@@ -377,7 +377,7 @@ class Structurer:
         if merged is not None:
             state.stmts.extend(merged)
             return None
-        passed = self.passed_arm(cond, true_end, false_end, body, orelse)
+        passed = passed_arm(self.ctx.cfg.blocks, cond, true_end, false_end, body, orelse)
         if passed is not None:  # ``if test: pass`` then ``else:`` an arm that leaves
             test, leaving, after, end, arm_state = passed
             state.stmts.append(ast.If(test=test, body=[ast.Pass()], orelse=leaving))
@@ -393,10 +393,14 @@ class Structurer:
             true_end, false_end = false_end, true_end
             true_block, false_block = false_block, true_block
         if true_end is None and false_end is None:
-            state.stmts.extend(both_arms_leave(test, body, orelse))
+            # An unreached jump between the arms (3.8-3.9): the source wrote the ``else``.
+            written_else = unreached_else_jump(self.ctx.cfg.blocks, cond.last_test(), false_block)
+            state.stmts.extend([ast.If(test=test, body=body, orelse=orelse)] if written_else and body and orelse
+                               else both_arms_leave(test, body, orelse))
             return None
         if true_end is None:
-            return self.one_arm_leaves(test, body, orelse, false_state, false_end, state)
+            return self.one_arm_leaves(test, body, orelse, false_state, false_end, state,
+                                       unreached_else_jump(self.ctx.cfg.blocks, cond.last_test(), false_block))
         if false_end is None:
             if body and orelse and laid_out_first(true_block, false_block) \
                     and not threaded_break(orelse, false_block):
@@ -405,7 +409,8 @@ class Structurer:
                 state.stack[:] = true_state.stack
                 state.ended = state.ended or true_state.ended
                 return true_end
-            return self.one_arm_leaves(negate(test), orelse, body, true_state, true_end, state)
+            return self.one_arm_leaves(negate(test), orelse, body, true_state, true_end, state,
+                                       unreached_else_jump(self.ctx.cfg.blocks, cond.last_test(), true_block))
         if (self.ctx.loops and true_end is self.ctx.loops[-1].header and false_end is true_end
                 and bool(body) != bool(orelse) and self.continue_laid_out_first(cond, bool(body))
                 and not jumps_per_test(cond)
@@ -413,34 +418,14 @@ class Structurer:
             # One arm goes straight back to the loop, by a jump placed before the other arm:
             # the source wrote a guard clause. (3.12+ places it there for any ``if`` that ends
             # the body too: there, only a long other arm makes a guard clause likelier.)
-            guard = test if not body else negate(test)
-            state.stmts.append(ast.If(test=guard, body=[ast.Continue()], orelse=[]))
-            state.stmts.extend(body or orelse)
-            state.stack[:] = true_state.stack
-            return true_end
-        state.stmts.append(if_else(test, body, orelse))
+            staying = cond.true_block if body else cond.false_block
+            return self.one_arm_leaves(test if not body else negate(test), [ast.Continue()], body or orelse,
+                                       true_state, true_end, state,
+                                       unreached_else_jump(self.ctx.cfg.blocks, cond.last_test(), staying))
+        state.stmts.append(passed_then_else(self.ctx.cfg.blocks, cond, body, orelse) or if_else(test, body, orelse))
         state.stack[:] = true_state.stack
         state.ended = state.ended or ended
         return true_end
-
-    def passed_arm(self, cond: Cond, true_end: Optional[Block], false_end: Optional[Block],
-                   body: List[ast.stmt], orelse: List[ast.stmt]):
-        """``(test, leaving arm, the statements after, where the walk goes on, the state there)``
-        when the test falls into a jump of its own laid out right after it and the other arm
-        returns or raises: the source wrote ``if test: pass`` and an ``else`` (the jump is the ``pass``
-        arm's way past it); else None."""
-        fall = jump_laid_out_after(cond.head)
-        if fall is None or not cond.head.last.is_cond_jump() or jumps_per_test(cond):
-            return None
-        target = follow_jumps(fall)
-        if false_end is None and leaves_function(orelse) and cond.true_block in (fall, target) \
-                and not asserted(orelse, cond.false_block):
-            return cond.expr, orelse, body, true_end, cond.true_state
-        if true_end is None and leaves_function(body) and cond.false_block in (fall, target) \
-                and not is_pinned(cond.expr) and not asserted(body, cond.true_block):
-            # (else ``if a in b: <leaves>`` jumps alike)
-            return negate(cond.expr), body, orelse, false_end, cond.false_state
-        return None
 
     def continue_laid_out_first(self, cond: Cond, true_arm_stays: bool) -> bool:
         """Whether the arm of ``cond`` that goes straight back to the loop's header is a jump of
@@ -458,10 +443,14 @@ class Structurer:
                    for pred in header.preds)
 
     def one_arm_leaves(self, test: ast.expr, leaving: List[ast.stmt], staying: List[ast.stmt],
-                       staying_state: State, end: Block, state: State) -> Block:
-        """``if test: <leaving>`` then the other arm's statements, which go on to ``end``."""
-        state.stmts.append(ast.If(test=test, body=leaving or [ast.Pass()], orelse=[]))
-        state.stmts.extend(staying)
+                       staying_state: State, end: Block, state: State, written_else: bool = False) -> Block:
+        """``if test: <leaving>`` then the other arm's statements, which go on to ``end`` (as
+        its ``else`` when ``written_else``)."""
+        node = ast.If(test=test, body=leaving or [ast.Pass()], orelse=staying if written_else else [])
+        if written_else:
+            marks.mark(node, marks.WRITTEN_ELSE)
+        state.stmts.append(node)
+        state.stmts.extend([] if written_else else staying)
         state.stack[:] = staying_state.stack
         state.ended = state.ended or staying_state.ended
         return end
@@ -561,6 +550,8 @@ class Structurer:
         if join is None:
             join = self.after_true_arm_try(cond)
         if join is None:
+            join = written_else_end(self.ctx.cfg.blocks, cond, stop)
+        if join is None:
             return stop
         if self.ctx.loops and join not in self.ctx.loops[-1].body:
             return stop
@@ -607,21 +598,4 @@ class Structurer:
             if common:
                 return min(common, key=lambda b: b.index)
         return inner
-
-
-def asserted(arm: List[ast.stmt], block: Optional[Block]) -> bool:
-    """Whether an arm that raises the compiler's ``AssertionError`` is the failure of an ``assert``
-    on the test, not ``assert False`` in an ``else``: 3.14 borrows its loads only when the
-    test's jump leads to it directly (`versions.BORROWED_LOADS`)."""
-    if not (versions.BORROWED_LOADS and block is not None and arm and isinstance(arm[-1], ast.Raise)):
-        return False
-    exc = arm[-1].exc
-    if isinstance(exc, ast.Call):
-        exc = exc.func
-    return isinstance(exc, AssertionErrorName) and any(ins.is_borrowed_load() for ins in block.instrs)
-
-
-def leaves_function(arm: List[ast.stmt]) -> bool:
-    """Whether an arm ends with a return or raise of its own."""
-    return bool(arm) and isinstance(arm[-1], (ast.Return, ast.Raise))
 
