@@ -17,7 +17,7 @@ from types import CodeType
 from typing import List, Optional
 
 from framescope.decompiler.frontend import versions
-from framescope.decompiler.frontend.bytecode import instructions
+from framescope.decompiler.frontend.bytecode import instructions, is_jump
 
 _NO_FALL_THROUGH = frozenset(["RETURN_VALUE", "RAISE_VARARGS", "RERAISE", "JUMP_ABSOLUTE", "JUMP_FORWARD"])
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
@@ -64,14 +64,8 @@ def ends_in_unreached_return(code: CodeType) -> bool:
     (_, _, before, _, _), (load_at, _, load, arg, _), (_, _, ret, _, _) = instrs[-3:]
     if ret != "RETURN_VALUE" or load != "LOAD_CONST" or code.co_consts[arg] is not None:
         return False
-    targets = {argval for _, _, name, _, argval in instrs if name in _JUMP_NAMES}
+    targets = {argval for _, op, _, _, argval in instrs if is_jump(op)}
     return before in _NO_FALL_THROUGH and load_at not in targets
-
-
-_JUMP_NAMES = frozenset([
-    "JUMP_FORWARD", "JUMP_ABSOLUTE", "POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "JUMP_IF_FALSE_OR_POP",
-    "JUMP_IF_TRUE_OR_POP", "JUMP_IF_NOT_EXC_MATCH", "FOR_ITER", "SETUP_FINALLY", "SETUP_WITH",
-    "SETUP_ASYNC_WITH", "CALL_FINALLY"])
 
 
 def takes_else_if(stmt: ast.stmt) -> bool:

@@ -41,6 +41,10 @@ class Block:
     def succs(self) -> List["Block"]:
         return [b for b in (self.fall, self.jump) if b is not None]
 
+    def is_lone_jump(self) -> bool:
+        """The block is one unconditional jump and nothing else."""
+        return len(self.instrs) == 1 and self.last.op == "JUMP"
+
     def __post_init__(self) -> None:
         # Blocks are compared by identity but hashed by where they start, so that sets of
         # blocks iterate in the same order in every run: the output must not depend on

@@ -288,7 +288,7 @@ def loop_sides(head: Block) -> List[Tuple[Block, Block]]:
     """The ways (body, exit) a loop's test at the end of ``head`` may go: it falls into the body,
     or (3.12+, where the exit is a jump back to an outer loop) it falls into that lone jump."""
     sides = [(head.fall, head.jump)]
-    if len(head.fall.instrs) == 1 and head.fall.last.op == "JUMP":
+    if head.fall.is_lone_jump():
         sides.append((head.jump, head.fall))
     return sides
 
@@ -297,7 +297,7 @@ def unrotate_loop(cfg: CFG, head: Block, body: Block, exit: Block) -> bool:
     """Replace the copies of ``head``'s test that loop back to ``body`` by jumps back to it."""
     changed = False
     for latch in list(body.preds):
-        if len(latch.instrs) == 1 and latch.last.op == "JUMP" and len(latch.preds) == 1:
+        if latch.is_lone_jump() and len(latch.preds) == 1:
             latch = latch.preds[0]  # 3.12+: the test falls into a lone jump back
         if latch is head:
             continue
@@ -500,7 +500,7 @@ def replace_test_copy(cfg: CFG, head: Block, head_start: int, latch: Block, latc
     dropped = [c for c in pairs.values() if c is not latch]
     for c in dropped:  # lone jumps back that only the copy reached
         for succ in c.succs():
-            if len(succ.instrs) == 1 and succ.last.op == "JUMP" and succ.preds == [c]:
+            if succ.is_lone_jump() and succ.preds == [c]:
                 dropped.append(succ)
     for block in [latch] + dropped:
         for succ in block.succs():
@@ -540,7 +540,7 @@ def rotated_copy(latch: Block, test: List[Instr], head: Block, body: Block, exit
     if to_body is body and latch.jump is body:
         return latch
     # 3.12+ jumps back only unconditionally: the copy falls into a lone jump back.
-    if to_body is latch.fall and len(to_body.instrs) == 1 and to_body.last.op == "JUMP" \
+    if to_body is latch.fall and to_body.is_lone_jump() \
             and to_body.jump is body and to_body.preds == [latch]:
         return to_body
     return None

@@ -104,17 +104,13 @@ def unreached_else_jump(blocks: List[Block], test: Block, staying: Optional[Bloc
     if staying is None or not test.index + 1 < staying.index < len(blocks):
         return False
     before = blocks[staying.index - 1]
-    return is_lone_jump(before) and unreached_jump(before)
+    return before.is_lone_jump() and unreached_jump(before)
 
 
 def unreached_jump(block: Block, depth: int = 0) -> bool:
     """Whether no path reaches ``block``: only unreached lone jumps go there (the jump past the
     ``else`` of an inner ``if`` that always leaves goes to the outer one's, before threading)."""
-    return depth < 20 and all(is_lone_jump(pred) and unreached_jump(pred, depth + 1) for pred in block.preds)
-
-
-def is_lone_jump(block: Block) -> bool:
-    return len(block.instrs) == 1 and block.last.op == "JUMP"
+    return depth < 20 and all(pred.is_lone_jump() and unreached_jump(pred, depth + 1) for pred in block.preds)
 
 
 def written_else_end(blocks: List[Block], cond: Cond, stop: Optional[Block]) -> Optional[Block]:

@@ -295,7 +295,7 @@ def jump_laid_out_after(test: Block) -> Optional[Block]:
     """The block ``test`` falls into when it is a lone jump laid out right after it (a jump
     statement of the source's, or the ``pass`` arm's way past an ``else``), else None."""
     fall = test.fall
-    if fall is not None and fall.index == test.index + 1 and len(fall.instrs) == 1 and fall.last.op == "JUMP":
+    if fall is not None and fall.index == test.index + 1 and fall.is_lone_jump():
         return fall
     return None
 

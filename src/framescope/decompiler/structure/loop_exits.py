@@ -212,7 +212,7 @@ def leaves_try_to(block: Block, exit: Block) -> bool:
     the body's normal end goes on after the try statement, which in a loop jumps back to its
     start, and an arm of an ``if`` jumps from inside the body.
     """
-    return (block.jump is exit and len(block.instrs) == 1 and block.last.op == "JUMP" and bool(block.preds)
+    return (block.jump is exit and block.is_lone_jump() and bool(block.preds)
             and all(p.handler is not None and p.handler != block.handler for p in block.preds))
 
 

@@ -237,7 +237,7 @@ class Structurer:
         if matched is not None:
             return matched[0]
         join = self.join(cond, stop)
-        if join is not None and len(join.instrs) == 1 and join.last.op == "JUMP":
+        if join is not None and join.is_lone_jump():
             # An arm that only jumps on was looked through (`resolve_pops`), past where the arms meet.
             if cond.true_block is join.jump and not cond.true_kept:
                 cond.true_block = join

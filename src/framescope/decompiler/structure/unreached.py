@@ -137,7 +137,7 @@ class UnreachedCode:
         if block is None or block.last.raw != "END_FINALLY" or block.index + 1 >= len(self.ctx.cfg.blocks):
             return False
         dead = self.ctx.cfg.blocks[block.index + 1]  # (or reached from the body alone)
-        return (all(p.index < hblock.index for p in dead.preds) and len(dead.instrs) == 1 and dead.last.op == "JUMP"
+        return (all(p.index < hblock.index for p in dead.preds) and dead.is_lone_jump()
                 and any(isinstance(self.loop_builder.loop_control(b, None), ast.Break) for b in (dead.jump, dead)))
 
 
@@ -152,7 +152,7 @@ def code_after_handler(blocks: List[Block], first: Block, other: Block) -> Optio
     if not versions.HANDLER_END_FALLS_THROUGH or other.index <= first.index + 1:
         return None
     after, before = other, blocks[other.index - 1]
-    if not before.preds and len(before.instrs) == 1 and before.last.op == "JUMP" and before.index > first.index:
+    if not before.preds and before.is_lone_jump() and before.index > first.index:
         after, before = before.jump, blocks[before.index - 1]
         if after is None or after.index <= other.index:
             return None
