@@ -32,15 +32,16 @@ from framescope.decompiler.simulate.sametree import same_tree
 from framescope.decompiler.simulate.simulator import Simulator
 from framescope.decompiler.simulate.state import ExceptEnd, State
 from framescope.decompiler.structure.conditions import (
-    Cond, boolop, collect_condition, is_builtin_check, jump_laid_out_after, jumps_per_test, negate,
+    Cond, boolop, collect_condition, continue_jumped_to, is_builtin_check, jump_after_chain, jump_laid_out_after,
+    jump_past_leaving_arm, jumps_per_test, moved_jump_back, negate, pass_arm_jump,
 )
 from framescope.decompiler.structure.context import StructureContext
 from framescope.decompiler.structure.loops import LoopBuilder
 from framescope.decompiler.structure.matches import MatchBuilder
 from framescope.decompiler.structure.patterns import MATCH_STARTS
 from framescope.decompiler.structure.arms import (
-    both_arms_leave, if_else, mark_line, is_bare_raise, is_substantial, laid_out_first, merge_difference,
-    path_leaves_function, releases, threaded_break, uses_earlier,
+    arm_leaves_function, both_arms_leave, if_else, mark_line, is_bare_raise, is_substantial, laid_out_first,
+    merge_difference, path_leaves_function, releases, threaded_break, uses_earlier,
 )
 from framescope.decompiler.structure.protected import ProtectedBuilder
 from framescope.decompiler.graph.traversal import follow_jumps, jump_chain, reachable
@@ -406,7 +407,8 @@ class Structurer:
         if (self.ctx.loops and true_end is self.ctx.loops[-1].header and false_end is true_end
                 and bool(body) != bool(orelse) and self.continue_laid_out_first(cond, bool(body))
                 and not jumps_per_test(cond)
-                and (not versions.FORWARD_CONDITIONAL_JUMPS or is_substantial(body or orelse))):
+                and (not versions.FORWARD_CONDITIONAL_JUMPS or is_substantial(body or orelse)
+                     or continue_jumped_to(cond, true_end))):
             # One arm goes straight back to the loop, by a jump placed before the other arm:
             # the source wrote a guard clause. (3.12+ places it there for any ``if`` that ends
             # the body too: there, only a long other arm makes a guard clause likelier.)
@@ -415,7 +417,7 @@ class Structurer:
             state.stmts.extend(body or orelse)
             state.stack[:] = true_state.stack
             return true_end
-        state.stmts.append(if_else(test, body, orelse))
+        state.stmts.append(if_else(test, body, orelse, passed=bool(orelse) and pass_arm_jump(cond, true_end)))
         state.stack[:] = true_state.stack
         state.ended = state.ended or ended
         return true_end
@@ -423,16 +425,16 @@ class Structurer:
     def passed_arm(self, cond: Cond, true_end: Optional[Block], false_end: Optional[Block],
                    body: List[ast.stmt], orelse: List[ast.stmt]):
         """``(test, leaving arm, the statements after, where the walk goes on, the state there)``
-        when the test falls into a jump of its own laid out right after it and the other arm
-        returns or raises: the source wrote ``if test: pass`` and an ``else`` (the jump is the ``pass``
-        arm's way past it); else None."""
-        fall = jump_laid_out_after(cond.head)
-        if fall is None or not cond.head.last.is_cond_jump() or jumps_per_test(cond):
+        when the test (or a chain's last) falls into a jump of its own laid out right after it and
+        the other arm returns or raises: the source wrote ``if test: pass`` and an ``else`` (the
+        jump is the ``pass`` arm's way past it); else None."""
+        fall = jump_laid_out_after(cond.head) or jump_after_chain(cond)
+        if fall is None or not cond.head.last.is_cond_jump() or jumps_per_test(cond) or moved_jump_back(cond, fall):
             return None
         target = follow_jumps(fall)
-        if false_end is None and leaves_function(orelse) and cond.true_block in (fall, target):
+        if false_end is None and arm_leaves_function(orelse) and cond.true_block in (fall, target):
             return cond.expr, orelse, body, true_end, cond.true_state
-        if true_end is None and leaves_function(body) and cond.false_block in (fall, target) \
+        if true_end is None and arm_leaves_function(body) and cond.false_block in (fall, target) \
                 and not is_pinned(cond.expr):  # else ``if a in b: <leaves>`` jumps alike
             return negate(cond.expr), body, orelse, false_end, cond.false_state
         return None
@@ -553,6 +555,8 @@ class Structurer:
             join = self.meeting_in_loop(cond, stop) or join
         if join is None and not self.ctx.loops and not self.ctx.regions:
             join = self.meeting(cond, stop)
+        if join is None or (self.ctx.loops and join is stop):
+            join = jump_past_leaving_arm(cond, self.ctx.cfg.blocks, stop) or join
         if join is None:
             return stop
         if self.ctx.loops and join not in self.ctx.loops[-1].body:
@@ -593,9 +597,4 @@ class Structurer:
             if common:
                 return min(common, key=lambda b: b.index)
         return inner
-
-
-def leaves_function(arm: List[ast.stmt]) -> bool:
-    """Whether an arm ends with a return or raise of its own."""
-    return bool(arm) and isinstance(arm[-1], (ast.Return, ast.Raise))
 
