@@ -223,6 +223,33 @@ LAYOUT_SOURCES = [
     "            s.n += d\n    return s",
     "def f(s, e):\n    if e.err:\n        x = e.err\n        if isinstance(x, T):\n            raise C(s) from e\n"
     "        else:\n            raise N(s, x)\n    else:\n        raise N(s) from e",
+    "def f(name, xs):\n    try:\n        for p in xs:\n            if name.startswith(p):\n                name = name[1:]\n"
+    "                return name\n        return 2\n    except ValueError:\n        pass",
+    "def f(fn):\n    if fn is None:\n        return None\n    xs = [i for i in g(fn) if i]\n"
+    "    if len(xs) == 2 and xs[1].op == 'R':\n        return xs[0]\n    return None",
+    "def f(values, m):\n    if len(values) == 2:\n        r = h(values)\n    else:\n        raise AssertionError('sort')\n"
+    "    for a in r:\n        a.m = m\n    return tuple(r)",
+    "def f(xs, m):\n    for x in xs:\n        if x == 2:\n            r = h(x)\n        else:\n            raise ValueError(x)\n"
+    "        m.append(r)\n    return m",
+    "def f(graph):\n    for node in graph:\n        if len(node.args) == 2:\n            if not node.b or node.alpha != 1:\n"
+    "                continue\n            g(node)",
+    "def f(node, m):\n    if node.a():\n        g()\n    elif any(a.r() == 'P' for a in node.acc()):\n        pass\n"
+    "    else:\n        node.mark()\n    g(m)\n    return m",
+    "def f(a, b, c, x, y):\n    if a.n():\n        pass\n    elif b.n():\n        pass\n    elif c.n():\n        x, y = y, x\n"
+    "    elif not ok(x):\n        raise ValueError('A')\n    return g(x, y)",
+    "def f(fs, pa, so):\n    if fs is not None:\n        if pa is not None and isinstance(fs, pa.F):\n            if so:\n"
+    "                raise NotImplementedError('x')\n        elif so is not None and isinstance(fs, so.A):\n"
+    "            pass\n        else:\n            raise ValueError('y')\n    return g(fs)",
+    pytest.param("def f(v1, v2, a, b):\n    if v1 is v2 is None:\n        if a == b:\n            return 0\n"
+                 "        else:\n            return -1 if a else 1\n    elif v1 is None:\n        return -1 if a else 1\n"
+                 "    if a == b and v1 == v2:\n        return 0\n    return 5",
+                 marks=pytest.mark.xfail(sys.version_info < (3, 10), strict=True,
+                                         reason="up to 3.9 a returned conditional value after a returning if "
+                                                "comes out as an if statement")),
+    "def f(self, data, silent, cache):\n    try:\n        rv = self.loads(data)\n    except ValueError as e:\n"
+    "        if silent:\n            rv = None\n            if cache:\n                self._c = (self._c[0], rv)\n"
+    "        else:\n            rv = self.fail(e)\n            if cache:\n                self._c = (rv, self._c[1])\n"
+    "    else:\n        if cache:\n            self._c = (rv, rv)\n    return rv",
 ]
 
 

@@ -7,6 +7,7 @@
 * comprehension bodies (``for``/``if`` nests around an append) → comprehension nodes.
 """
 import ast
+import dis
 import inspect
 from types import CodeType
 from typing import List
@@ -233,8 +234,19 @@ def none_returns(code: CodeType) -> "tuple[int, bool, bool]":
             count, starts = count + 1, starts + [instrs[start][0]]
             reached = reached or any(instrs[j][0] in targets for j in releases_before(instrs, start))
     # The code's last instructions are its last return None when that starts where they do.
-    last = instrs[-2 if instrs[-1][2] == "RETURN_VALUE" else -1][0]
+    end = warm_end(code, instrs, starts[-1] if starts else None)
+    last = instrs[end - 2 if instrs[end - 1][2] == "RETURN_VALUE" else end - 1][0]
     return count, bool(starts) and starts[-1] == last and last in targets, reached
+
+
+def warm_end(code: CodeType, instrs, after) -> int:
+    """Where the code that runs without an exception ends: at the first exception handler
+    laid out after offset ``after`` (3.12+ moves handlers, as the clean-up of an inlined
+    comprehension, after the function's last return), else at the end."""
+    if after is None or not versions.EXCEPTION_TABLE:
+        return len(instrs)
+    handlers = {entry.target for entry in dis.Bytecode(code).exception_entries}
+    return next((k for k, ins in enumerate(instrs) if ins[0] > after and ins[0] in handlers), len(instrs))
 
 
 def releases_before(instrs, k: int) -> range:

@@ -33,10 +33,11 @@ def both_arms_leave(test: ast.expr, body: List[ast.stmt], orelse: List[ast.stmt]
     return [if_else(test, body, orelse)]
 
 
-def if_else(test: ast.expr, body: List[ast.stmt], orelse: List[ast.stmt]) -> ast.If:
+def if_else(test: ast.expr, body: List[ast.stmt], orelse: List[ast.stmt], passed: bool = False) -> ast.If:
     """``if test: body else: orelse``, with a negated test when only the else arm has statements
-    (``if a is b: pass`` and an ``else`` where ``not`` would flip the operator)."""
-    if not body and not is_pinned(test):
+    (``if a is b: pass`` and an ``else`` where ``not`` would flip the operator; and when the
+    empty arm is ``passed``: a jump of its own past the other arm)."""
+    if not body and not is_pinned(test) and not passed:
         test, body, orelse = negate(test), orelse, []
     return ast.If(test=test, body=body or [ast.Pass()], orelse=orelse)
 
@@ -241,6 +242,11 @@ def is_substantial(body: List[ast.stmt]) -> bool:
     """Whether an arm is worth un-nesting: several statements, or a compound one."""
     return len(body) > 1 or any(isinstance(s, (ast.If, ast.For, ast.While, ast.Try, ast.With, ast.AsyncFor,
                                                  ast.AsyncWith)) for s in body)
+
+
+def arm_leaves_function(arm: List[ast.stmt]) -> bool:
+    """Whether an arm ends with a return or raise of its own."""
+    return bool(arm) and isinstance(arm[-1], (ast.Return, ast.Raise))
 
 
 def ends_control(body: List[ast.stmt]) -> bool:

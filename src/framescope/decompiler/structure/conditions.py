@@ -26,7 +26,7 @@ from framescope.decompiler.frontend import versions
 from framescope.decompiler.graph.cfg import Block
 from framescope.decompiler.graph.normalize import same_exit as copies_of_one_exit
 from framescope.decompiler.graph.normalize import same_handling, same_run
-from framescope.decompiler.graph.traversal import follow_jumps
+from framescope.decompiler.graph.traversal import follow_jumps, reachable
 from framescope.decompiler.simulate import marks
 from framescope.decompiler.simulate import values as v
 from framescope.decompiler.simulate.expressions import is_pinned, negate, negate_last
@@ -263,7 +263,8 @@ def fold(outer: Cond, side: str, inner: Cond) -> Optional[Cond]:
     op = ast.And() if side == "true" else ast.Or()
     for inner_side, negated in ((shared, False), (side, True)):
         inner_block, inner_state, inner_kept = arm(inner, inner_side)
-        if not shares_exit(outer_block, outer_state, inner_block, inner) or separate_jumps(outer, shared, inner, inner_side):
+        if not shares_exit(outer_block, outer_state, inner_block, inner, outer.via.get(shared)) \
+                or separate_jumps(outer, shared, inner, inner_side):
             continue
         if negated and (inner_kept or outer_kept):
             continue
@@ -286,9 +287,18 @@ def arm(cond: Cond, side: str):
 def separate_jumps(outer: Cond, outer_side: str, inner: Cond, inner_side: str) -> bool:
     """Whether two arms reach one block each through a lone jump of its own: two statements
     (``if a: continue`` then ``if b: continue``); the short-circuit jumps of ``a or b`` share one.
-    3.12+ jumps back only from a jump of its own, one per test: no sign of a statement there."""
+    3.12+ jumps back only from a jump of its own, one per test: no sign of a statement there,
+    unless only ``outer``'s is such a jump and ``inner``'s a jump that a test jumps to (``if a:``
+    ending the body, around ``if not b or c: continue``); but a short-circuit jump forward
+    goes straight on (two jumps forward are ``if a: pass`` then ``elif b: pass``)."""
     a, b = outer.via.get(outer_side), inner.via.get(inner_side)
-    return not versions.FORWARD_CONDITIONAL_JUMPS and a is not None and b is not None and a is not b
+    if a is None or b is None or a is b:
+        return False
+    if versions.FORWARD_CONDITIONAL_JUMPS:
+        if a.jump.index > a.index and b.jump.index > b.index:
+            return True
+        return a is jump_laid_out_after(outer.head) and any(p.jump is b for p in b.preds)
+    return True
 
 
 def jump_laid_out_after(test: Block) -> Optional[Block]:
@@ -309,9 +319,76 @@ def passing_jump(cond: Cond, blocks: List[Block]) -> Optional[Block]:
     if not last.last.is_cond_jump() or jumps_per_test(cond):
         return None
     fall = jump_laid_out_after(last)
-    if fall is None or fall.index + 1 >= len(blocks) or blocks[fall.index + 1].instrs[0].op == "POP_TOP":
+    if fall is None or fall.index + 1 >= len(blocks) or blocks[fall.index + 1].instrs[0].op == "POP_TOP" \
+            or moved_jump_back(cond, fall):
         return None
     return fall
+
+
+def moved_jump_back(cond: Cond, fall: Block) -> bool:
+    """Whether ``fall``, the jump after a test, is the test's own jump back to its loop that
+    3.12+ moved out of the conditional jump (no conditional jump goes backward): such a jump
+    is outside every exception-table range, a ``pass`` or ``continue`` jump is inside the
+    test's."""
+    return fall.handler is None and cond.head.handler is not None and fall.jump is not None \
+        and fall.jump.index <= cond.head.index
+
+
+def jump_past_leaving_arm(cond: Cond, blocks: List[Block], stop: Optional[Block]) -> Optional[Block]:
+    """Where an ``if``/``else`` whose arm laid out second returns or raises goes on: the arm
+    laid out first ends in a jump, placed right before the other arm, over it to the code
+    after the statement (code the source wrote inside the first arm would follow it there
+    instead). None when the arms are not laid out so."""
+    t, f = cond.true_block, cond.false_block
+    if t is None or f is None or t is f:
+        return None
+    first, second = (t, f) if t.index < f.index else (f, t)
+    before = blocks[second.index - 1]
+    after = before.jump if before.last.op == "JUMP" else None
+    if after is None or after.index <= second.index or before.index < first.index:
+        return None
+    second_arm = reachable([second], stop=stop)
+    if before not in reachable([first], stop=stop) or after in second_arm:
+        return None
+    if any(ends_in_copy(block, after) for block in second_arm):
+        return None  # both go on to one exit, the second arm through a copy of it
+    return after
+
+
+def ends_in_copy(block: Block, exit: Block) -> bool:
+    """Whether ``block`` ends with a copy of ``exit``, a block that ends the function (3.10+
+    copies a short exit, as the end of a returned expression or the clean-up of an except
+    clause before a return, into the ways there)."""
+    n = len(exit.instrs)
+    return not exit.succs() and len(block.instrs) >= n and same_run(block.instrs[len(block.instrs) - n:], exit.instrs)
+
+
+def continue_jumped_to(cond: Cond, header: Block) -> bool:
+    """Whether ``cond`` goes back to the loop at ``header`` through a lone jump that a test
+    jumps to: a ``continue`` (3.12+ gives a test that ends the body a jump back of its own
+    that the test falls into, never one shared by several)."""
+    return any(via.jump is header and any(pred.jump is via for pred in via.preds) for via in cond.via.values())
+
+
+def pass_arm_jump(cond: Cond, end: Optional[Block]) -> bool:
+    """Whether the true arm of ``cond`` is only a forward jump to ``end``, where the arms meet,
+    laid out right after the last test: a ``pass`` arm's way past the else arm (the negated
+    test would jump there itself)."""
+    jump = cond.via.get("true")
+    return jump is not None and jump is jump_laid_out_after(cond.last_test()) and jump.jump is end \
+        and end.index > jump.index
+
+
+def jump_after_chain(cond: Cond) -> Optional[Block]:
+    """The lone jump laid out right after the last test of a chain when it goes past the other
+    arm: a ``pass`` arm's way past the ``else`` (``elif a and b: pass``), where the jump a
+    chained comparison's last test falls into goes to the start of its body."""
+    fall = jump_laid_out_after(cond.last_test())
+    if fall is None:
+        return None
+    target = follow_jumps(fall)
+    other = cond.false_block if cond.true_block in (fall, target) else cond.true_block
+    return fall if other is not None and target.index > other.index else None
 
 
 def jumps_per_test(cond: Cond) -> bool:
@@ -322,17 +399,20 @@ def jumps_per_test(cond: Cond) -> bool:
     return fall is not None and cond.last_test().index > fall.index
 
 
-def shares_exit(outer_block: Optional[Block], outer_state: State, inner_block: Optional[Block], inner: Cond) -> bool:
+def shares_exit(outer_block: Optional[Block], outer_state: State, inner_block: Optional[Block], inner: Cond,
+                outer_via: Optional[Block] = None) -> bool:
     """Whether the arm of ``outer`` and the arm of ``inner`` go one place, the way the two
     tests of an ``and``/``or`` do.
 
     Not when ``inner``'s arm is a jump back of its own laid out right after it (``if b:
-    continue`` inside ``if a:``): the short-circuit jumps of ``a and b`` go straight on.
+    continue`` inside ``if a:``): the short-circuit jumps of ``a and b`` go straight on,
+    unless ``outer``'s arm jumps to that very jump, maybe looked through as ``outer_via``
+    (``if not a or b: continue``).
     """
     fall = jump_laid_out_after(inner.head)
     if (not versions.FORWARD_CONDITIONAL_JUMPS  # 3.12+ jumps back only that way: no sign of a statement
             and inner_block is not None and fall is not None and fall.jump.index <= inner.head.index
-            and inner_block in (fall, follow_jumps(fall))):
+            and inner_block in (fall, follow_jumps(fall)) and fall not in (outer_block, outer_via)):
         return False  # a jump back to a loop's start: ``continue``
     return same_exit_after_pops(outer_block, outer_state, inner_block)
 

@@ -31,7 +31,8 @@ from framescope.decompiler.simulate.sametree import same_tree
 from framescope.decompiler.simulate.simulator import Simulator
 from framescope.decompiler.simulate.state import ExceptEnd, State
 from framescope.decompiler.structure.conditions import (
-    Cond, boolop, collect_condition, is_builtin_check, jumps_per_test, negate,
+    Cond, boolop, collect_condition, continue_jumped_to, is_builtin_check, jump_past_leaving_arm, jumps_per_test,
+    negate, pass_arm_jump,
 )
 from framescope.decompiler.structure.context import StructureContext
 from framescope.decompiler.structure.loops import LoopBuilder
@@ -414,7 +415,8 @@ class Structurer:
         if (self.ctx.loops and true_end is self.ctx.loops[-1].header and false_end is true_end
                 and bool(body) != bool(orelse) and self.continue_laid_out_first(cond, bool(body))
                 and not jumps_per_test(cond)
-                and (not versions.FORWARD_CONDITIONAL_JUMPS or is_substantial(body or orelse))):
+                and (not versions.FORWARD_CONDITIONAL_JUMPS or is_substantial(body or orelse)
+                     or continue_jumped_to(cond, true_end))):
             # One arm goes straight back to the loop, by a jump placed before the other arm:
             # the source wrote a guard clause. (3.12+ places it there for any ``if`` that ends
             # the body too: there, only a long other arm makes a guard clause likelier.)
@@ -422,7 +424,8 @@ class Structurer:
             return self.one_arm_leaves(test if not body else negate(test), [ast.Continue()], body or orelse,
                                        true_state, true_end, state,
                                        unreached_else_jump(self.ctx.cfg.blocks, cond.last_test(), staying))
-        state.stmts.append(passed_then_else(self.ctx.cfg.blocks, cond, body, orelse) or if_else(test, body, orelse))
+        state.stmts.append(passed_then_else(self.ctx.cfg.blocks, cond, body, orelse)
+                           or if_else(test, body, orelse, passed=bool(orelse) and pass_arm_jump(cond, true_end)))
         state.stack[:] = true_state.stack
         state.ended = state.ended or ended
         return true_end
@@ -547,6 +550,8 @@ class Structurer:
             join = self.meeting_in_loop(cond, stop) or join
         if join is None and not self.ctx.loops and not self.ctx.regions:
             join = self.meeting(cond, stop)
+        if join is None or (self.ctx.loops and join is stop):
+            join = jump_past_leaving_arm(cond, self.ctx.cfg.blocks, stop) or join
         if join is None:
             join = self.after_true_arm_try(cond)
         if join is None:
