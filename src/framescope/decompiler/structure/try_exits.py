@@ -1,0 +1,87 @@
+"""The code on the ways out of a try statement, read from its instructions.
+
+A clause often ends with a copy of the code after the statement (3.10+ copies short exits,
+3.8-3.9 a ``return CONSTANT``); these find the original a copy repeats. A return from inside
+loops starts by popping their iterators (and, on 3.8, calling the ``__exit__`` of the with
+statements and releasing the exceptions of the except clauses it leaves).
+"""
+from typing import List, Optional
+
+from framescope.decompiler.frontend.instructions import JUMPS, OR_POP_JUMPS, POP_JUMPS, Instr
+from framescope.decompiler.graph.cfg import Block
+from framescope.decompiler.graph.normalize import same_run
+from framescope.decompiler.graph.traversal import reachable
+from framescope.decompiler.simulate import values as v
+from framescope.decompiler.structure.unreached import is_exit_call
+
+
+def leaves_clause(instrs: List[Instr]) -> bool:
+    """Whether ``instrs``, right after a clause's ``POP_EXCEPT``, may be the clause's own way
+    out: a jump, or a return of a constant (a return of another value loads it first)."""
+    ops = [ins.op for ins in instrs]
+    # A statement never starts by popping: that is a return from loops around the clause, or
+    # the release of an enclosing clause's exception by a return, break or continue.
+    return not ops or ops[0] in JUMPS or ops[0] in ("POP_TOP", "POP_EXCEPT") \
+        or ops in (["LOAD_CONST", "RETURN_VALUE"], ["RETURN_CONST"])
+
+
+def ends_like(block: Block, instrs: List[Instr]) -> bool:
+    """Whether ``block`` ends with ``instrs`` (a copy of its end goes on where it does)."""
+    n = len(block.instrs)
+    return (n >= len(instrs) and same_run(block.instrs[n - len(instrs):], instrs)
+            and (not instrs or instrs[-1].op not in JUMPS or instrs[-1].target == block.last.target))
+
+
+def copy_source(start: Optional[Block], instrs: List[Instr]) -> Optional[Block]:
+    """The block that ``instrs``, a clause's tail, copy from the code after the try whose body
+    goes on at ``start``: the one on the straight path from there, else the one block reached
+    that ends like them (an else clause that branches to the code after the statement), unless
+    they may be the clause's own return; where several do, the one at the copy's lines (3.12+
+    copies keep them). None if none or unclear."""
+    block = repeated_tail(start, instrs)
+    if block is not None or start is None or leaves_clause(instrs):
+        return block
+    found = [b for b in reachable([start]) if ends_like(b, instrs)]
+    if len(found) > 1:
+        lines = [ins.line for ins in instrs]
+        found = [b for b in found if [ins.line for ins in b.instrs[len(b.instrs) - len(instrs):]] == lines]
+    return found[0] if len(found) == 1 else None
+
+
+def repeated_tail(start: Optional[Block], instrs: List[Instr]) -> Optional[Block]:
+    """The block on the straight path from ``start`` that ends with ``instrs``, if any."""
+    block, seen = start, 0
+    while block is not None and seen < 50:
+        if ends_like(block, instrs):
+            return block  # a copy goes on where the original does
+        if block.last.op in POP_JUMPS or block.last.op in OR_POP_JUMPS:
+            return None  # only straight-line code after the try is what a clause repeats
+        block = block.fall if block.fall is not None else block.jump
+        seen += 1
+    return None
+
+
+def pops_iterators(blocks: List[Block], stack: list) -> bool:
+    """Whether the values the ``POP_TOP`` instructions ``blocks`` start with pop off ``stack``
+    are loops' iterators (a return from inside the loops); on 3.8 the calls of ``__exit__``
+    between them take the with statements' exits off the stack, and ``POP_EXCEPT`` the
+    exception state of the except clauses the return leaves."""
+    i = len(stack)
+    for block in blocks:
+        for ins in block.instrs:
+            if is_exit_call(ins):
+                if ins.op == "CALL":  # the call takes ``__exit__``
+                    i -= 1
+                    if i < 0 or not isinstance(stack[i], v.WithExit):
+                        return False
+            elif ins.op == "POP_TOP":
+                i -= 1
+                if i < 0 or not isinstance(stack[i], v.Iterator):
+                    return False
+            elif ins.op == "POP_EXCEPT":
+                i -= ins.arg
+                if i < 0 or not all(isinstance(x, v.Exc) for x in stack[i:i + ins.arg]):
+                    return False
+            elif ins.op in ("LOAD_CONST", "RETURN_VALUE"):
+                return True
+    return True
