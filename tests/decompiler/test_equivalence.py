@@ -597,6 +597,27 @@ def test_recompile_nested_function_without_free_variables_stays_nested() -> None
     assert equivalent(code, recompile_function("def inner():\n    return 1", code))
 
 
+def test_recompile_method_named_like_the_global_it_calls() -> None:
+    # A method ``all`` of a class inside a function calls the builtin ``all``: a class body
+    # binds no closure variable, so the name stays global in the recompiled method too.
+    source = """
+        def f(tmpdir):
+            class A:
+                def all(self):
+                    return all(self)
+
+                def open(self, path):
+                    return open(tmpdir + path)
+            return A
+    """
+    cls = _inner(source, "f", "A")
+    for name, text in (("all", "def all(self):\n    return all(self)\n"),
+                       ("open", "def open(self, path):\n    return open(tmpdir + path)\n")):
+        code = next(c for c in cls.co_consts if isinstance(c, CodeType) and c.co_name == name)
+        assert name not in code.co_freevars
+        assert compare_code(code, recompile_function(text, code)) is None
+
+
 def test_recompile_method_using_super() -> None:
     source = """
         class C(B):

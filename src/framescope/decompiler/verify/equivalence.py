@@ -306,7 +306,9 @@ def recompile_function(source: str, code: CodeType) -> CodeType:
     a synthetic enclosing function that binds them; one that uses
     ``__class__`` (zero-argument ``super()``) is placed in a synthetic class.
     A function that was nested gets the enclosing function even without free
-    variables, so that it is compiled as nested.  The future imports
+    variables, so that it is compiled as nested; one that was nested and loads a
+    global of its own name (a method ``all`` calling the builtin ``all``) was defined in
+    a class body, which binds no closure variable: it gets the synthetic class too.  The future imports
     recorded in ``code.co_flags`` are in force.  Raises ``SyntaxError`` when
     the source does not compile and ``ValueError`` when it defines no
     function named ``code.co_name``.  The names ``code`` calls attributes of as
@@ -316,7 +318,7 @@ def recompile_function(source: str, code: CodeType) -> CodeType:
     free = [name for name in code.co_freevars if name != "__class__"]
     path = []
     text = source if source.endswith("\n") else source + "\n"
-    if "__class__" in code.co_freevars:
+    if "__class__" in code.co_freevars or _names_itself_globally(code):
         text = "class __framescope_class__:\n" + _reindent(text, 0, "    ")
         path.append("__framescope_class__")
     if free or code.co_flags & _CO_NESTED:
@@ -331,6 +333,10 @@ def recompile_function(source: str, code: CodeType) -> CodeType:
         if found is None:
             raise ValueError("decompiled source defines no function named %r" % code.co_name)
     return found
+
+
+def _names_itself_globally(code: CodeType) -> bool:
+    return bool(code.co_flags & _CO_NESTED) and code.co_name in code.co_names and code.co_name not in code.co_freevars
 
 
 _NAME_LOADS = frozenset(["LOAD_FAST", "LOAD_DEREF", "LOAD_NAME", "LOAD_GLOBAL", "LOAD_CLASSDEREF",
