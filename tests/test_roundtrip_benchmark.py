@@ -130,6 +130,8 @@ def test_a_slow_round_trip_is_stopped():
 #: written order, tests not folded across an exit, returns written in each arm): the output
 #: recompiles to the very instructions.
 LAYOUT_SOURCES = [
+    # A tuple or list literal passed starred stays so (no call without keywords needs one).
+    "def f(g, a):\n    g(*(0, 1))\n    return g(*[a, 2])",
     "def f(code, xs):\n    if not len(code):\n        return None\n    xs.append(code)\n    return xs",
     "def f(xs, out):\n    for x in xs:\n        if x:\n            out.append(x)\n            out.append(-x)\n    return out",
     "def f(xs, out):\n    for x in xs:\n        if not x:\n            continue\n        out.append(x)\n"

@@ -69,6 +69,10 @@ KEYWORDS_MERGED_ONE_BY_ONE = PY >= (3, 9)
 #: a dict that ``CALL_FUNCTION_EX`` takes as built holds keyword arguments: with more than 15
 #: of them (3.10+) even ``f(k0=a, ..., k15=p)`` compiles that way.
 UNPACKED_DICT_MERGED = PY >= (3, 9)
+#: A call with more positional arguments than this passes them as one tuple to
+#: ``CALL_FUNCTION_EX`` (3.10+), a constant one when they all are: ``f(0, ..., 30)`` compiles
+#: as ``f(*(0, ..., 30))`` does. None where every such call keeps its arguments on the stack.
+POSITIONAL_ARGS_ON_STACK = 30 if PY >= (3, 10) else None
 #: ``in`` and ``is`` have their own opcodes, ``CONTAINS_OP`` and ``IS_OP`` (3.9+); before,
 #: they are ``COMPARE_OP`` 6-9.
 CONTAINS_OP = PY >= (3, 9)

@@ -77,8 +77,8 @@ class ValueSimulator:
         value = ins.arg
         if isinstance(value, CodeType):
             state.push(value)  # consumed by MAKE_FUNCTION
-        else:
-            state.push(const_expr(value))
+            return
+        state.push(const_expr(value))
 
     def op_LOAD_COMMON_CONSTANT(self, ins: Instr, state: State) -> None:
         node = name(ins.arg)
@@ -512,10 +512,7 @@ class ValueSimulator:
             raise DecompilationError("unexpected value below a call")
         builds_class = isinstance(func, v.BuildClass)
         func = None if builds_class else self.expr(func)
-        args: List[ast.expr] = []
-        if isinstance(star, ast.Tuple):
-            args = list(star.elts)
-        elif isinstance(star, ast.List):
+        if isinstance(star, (ast.Tuple, ast.List)) and not (kwargs is None and written_starred(star)):
             args = list(star.elts)
         else:
             args = [ast.Starred(value=star, ctx=ast.Load())]
@@ -526,6 +523,14 @@ class ValueSimulator:
             state.push(self.nested_class([args[0].func] + args[1:], keywords))
             return
         state.push(ast.Call(func=func, args=args, keywords=keywords))
+
+
+def written_starred(star: ast.expr) -> bool:
+    """Whether a tuple or list passed alone to ``CALL_FUNCTION_EX`` was a starred argument,
+    ``f(*(0, 1))``: a call without keywords with as few positional arguments (none starred)
+    keeps them on the stack (`versions.POSITIONAL_ARGS_ON_STACK`)."""
+    limit = versions.POSITIONAL_ARGS_ON_STACK
+    return not any(isinstance(elt, ast.Starred) for elt in star.elts) and (limit is None or len(star.elts) <= limit)
 
 
 def call_keywords(kwargs: ast.expr, args: List[ast.expr]) -> List[ast.keyword]:
