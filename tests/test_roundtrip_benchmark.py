@@ -130,6 +130,11 @@ def test_a_slow_round_trip_is_stopped():
 #: written order, tests not folded across an exit, returns written in each arm): the output
 #: recompiles to the very instructions.
 LAYOUT_SOURCES = [
+    # ``assert False, msg`` in an ``if``: 3.8-3.9 keep its test, a statement of its own.
+    "def f(xs):\n    for x in xs:\n        m = g(x)\n        if m != 0:\n            assert False, 'unexpected'",
+    # A try body ending in ``return <constant>`` that an ``if`` and the loop in it both reach.
+    "def f(x):\n    try:\n        if g(x):\n            for b in x:\n                if k(b):\n"
+    "                    return True\n        return False\n    except E:\n        return False",
     # A tuple or list literal passed starred stays so (no call without keywords needs one).
     "def f(g, a):\n    g(*(0, 1))\n    return g(*[a, 2])",
     "def f(code, xs):\n    if not len(code):\n        return None\n    xs.append(code)\n    return xs",
@@ -206,10 +211,7 @@ LAYOUT_SOURCES = [
     "def f(xs, key, d):\n    for x in xs:\n        return x[key] if key in x else d\n    return None",
     # An assert that ends a loop body, and ``assert False`` in the else of an ``if test: pass``.
     "def f(xs, s):\n    for x in xs:\n        assert g(x), f'{x} {s}'",
-    pytest.param("def f(xs, s):\n    for x in xs:\n        if g(x):\n            pass\n        else:\n"
-                 "            assert False, s", marks=pytest.mark.xfail(
-                     sys.version_info < (3, 10), strict=True,
-                     reason="3.8-3.9 keep the test of assert False: this if/else does not come back")),
+    "def f(xs, s):\n    for x in xs:\n        if g(x):\n            pass\n        else:\n            assert False, s",
     # ``if test: pass`` and an ``else``: 3.8, 3.9 and 3.11 keep the pass arm's jump past it.
     "def f(a, b):\n    if g(a):\n        pass\n    else:\n        b.append(a)\n    return 1",
     "def f(fs, m):\n    if fs.a:\n        fs.g()\n    elif m is not None and isinstance(fs, m.A):\n        pass\n"

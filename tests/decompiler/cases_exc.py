@@ -4,6 +4,11 @@ from typing import List
 from tests.decompiler.cases import Case
 
 CASES: List[Case] = [
+    Case("exc_body_return_constant_after_if_and_loop",
+         "def f(x):\n    try:\n        if g(x):\n            for b in x:\n                if b > 1:\n"
+         "                    return True\n        return False\n    except TypeError:\n        return None\n"
+         "def g(x):\n    return len(x) > 0",
+         ["([0, 2],)", "([0],)", "([],)", "(3,)"]),
     Case("exc_try_except_finally_if_last",
          "def f(a, b):\n    r = []\n    if a is not None:\n        if not b:\n            return None\n        try:\n"
          "            if a == 1:\n                return r\n            x = 10 // a\n            if x == 5:\n"

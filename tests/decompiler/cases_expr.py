@@ -8,6 +8,8 @@ CASES: List[Case] = [
          "    r.append(g(*(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24,"
          " 25, 26, 27, 28, 29, 30, 31)))\n    return r",
          ["(lambda *a, **k: (a, sorted(k.items())), {'z': 1}, 3, 4)"]),
+    Case("expr_assert_false_in_if_in_loop", "def f(xs):\n    for x in xs:\n        if x != 0:\n"
+         "            assert False, 'unexpected'\n    return len(xs)", ["([0, 0],)", "([0, 1],)"]),
     Case("expr_assert_false_message", "def f(x):\n    if x:\n        return 1\n    assert False, 'bad %s' % x",
          ["(1,)", "(0,)"]),
     Case("expr_assert_false_bare", "def f(x):\n    for y in x:\n        if y:\n            return y\n    assert False",

@@ -29,6 +29,8 @@ class SpillingSimulator(Simulator):
     spill from the earliest impure value until they do.
     """
 
+    keeps_starred = False
+
     def __init__(self, code: CodeType, frozen: Set[str] = frozenset(),
                  constant_name: Optional[Callable[[object], str]] = None) -> None:
         super().__init__(code, self.nested_value)

@@ -22,6 +22,11 @@ from framescope.errors import DecompilationError
 class ValueSimulator:
     """Run the value-computing canonical instructions on a `State`."""
 
+    #: Whether a tuple or list literal passed alone to ``CALL_FUNCTION_EX`` stays a starred
+    #: argument where the source must have written one (`written_starred`); machine-made
+    #: code builds such lists itself, and reads best with the items as arguments.
+    keeps_starred = True
+
     def __init__(self, code: CodeType, nested: Callable[[v.Function], Any]) -> None:
         self.code = code
         #: Builds a nested function/class/comprehension from a `values.Function`.
@@ -512,7 +517,7 @@ class ValueSimulator:
             raise DecompilationError("unexpected value below a call")
         builds_class = isinstance(func, v.BuildClass)
         func = None if builds_class else self.expr(func)
-        if isinstance(star, (ast.Tuple, ast.List)) and not (kwargs is None and written_starred(star)):
+        if isinstance(star, (ast.Tuple, ast.List)) and not (kwargs is None and self.keeps_starred and written_starred(star)):
             args = list(star.elts)
         else:
             args = [ast.Starred(value=star, ctx=ast.Load())]

@@ -230,7 +230,20 @@ def is_test_block(ctx: "StructureContext", block: Block, consumed) -> bool:
         return False
     if any(b.handler != block.handler for b in consumed):
         return False  # a try statement starts between the two tests: ``if a:`` then ``try: if b:``
-    return True
+    return not tests_assert_false(block)
+
+
+def tests_assert_false(block: Block) -> bool:
+    """Whether ``block`` is the test of ``assert False, msg`` that 3.8-3.9 keep (see
+    `versions.ASSERT_FALSE_UNTESTED`): a constant, jumped on when true over the raise of
+    ``AssertionError``. An assert is a statement of its own, never a test of an enclosing
+    ``if`` (``if a and not False:`` would fold the constant)."""
+    if versions.ASSERT_FALSE_UNTESTED or len(block.instrs) != 2 or block.fall is None:
+        return False
+    first, last, raised = block.instrs[0], block.last, block.fall.instrs[0]
+    return first.op == "LOAD_CONST" and last.op == "POP_JUMP_IF_TRUE" and (
+        raised.op == "LOAD_ASSERTION_ERROR"
+        or (versions.ASSERT_LOADS_GLOBAL and raised.op == "LOAD_GLOBAL" and raised.arg == "AssertionError"))
 
 
 def same_exit_after_pops(a: Optional[Block], a_state: State, b: Optional[Block]) -> bool:

@@ -276,7 +276,7 @@ class ProtectedBuilder:
     def try_body(self, block: Block, handler: Handler, body_state: State, depth: int) -> Optional[Block]:
         """Walk the try body into ``body_state``; where it goes on (None when it cannot complete)."""
         body_end = self.region_body(block, handler, body_state, depth)
-        blocks = self.unreached.returns_constant(body_end, self.ctx.hmap.block(handler))
+        blocks = self.unreached.returns_constant(body_end, handler)
         if blocks and len(body_state.stack) == depth and pops_iterators(blocks, body_state.stack):
             # ``return <constant>`` ends the body: the compiler leaves the block first (the
             # constant cannot raise), so the return follows the region, before the handler.

@@ -9,7 +9,7 @@ import ast
 from typing import TYPE_CHECKING, List, Optional
 
 from framescope.decompiler.frontend import versions
-from framescope.decompiler.frontend.instructions import Instr
+from framescope.decompiler.frontend.instructions import Handler, Instr
 from framescope.decompiler.graph.cfg import Block
 from framescope.decompiler.graph.traversal import follow_jumps, reachable
 
@@ -26,16 +26,19 @@ class UnreachedCode:
         #: Tells a ``break`` target.
         self.loop_builder = loop_builder
 
-    def returns_constant(self, end: Optional[Block], hblock: Block) -> Optional[List[Block]]:
+    def returns_constant(self, end: Optional[Block], handler: Handler) -> Optional[List[Block]]:
         """The blocks of a ``return <constant>`` only the try body reaches, laid out before its
         handler (after popping the iterators of the loops around the try, if it returns from
         them, and, on 3.8, after calling ``__exit__`` of the with statements around it, each
         with's protected range ending a block, and releasing the exceptions of the except
-        clauses around it); None when ``end`` is not one."""
+        clauses around it); None when ``end`` is not one. Several ways of the body may meet
+        there (an ``if`` holding a loop: the test's jump and the loop's exit)."""
         if not versions.CONSTANT_RETURN_BEFORE_HANDLER:
             return None
+        hblock = self.ctx.hmap.block(handler)
         blocks: List[Block] = []
-        while end is not None and len(end.preds) == 1 and end.index < hblock.index and len(blocks) < 20:
+        while end is not None and end.index < hblock.index and len(blocks) < 20 and (
+                len(end.preds) == 1 or (not blocks and all(self.ctx.hmap.covers(p, handler) for p in end.preds))):
             blocks.append(end)
             n = leaving(end.instrs)
             if n == len(end.instrs) and is_exit_call(end.last) and end.fall is not None and end.jump is None:
