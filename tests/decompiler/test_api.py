@@ -35,6 +35,9 @@ def test_readme_example_reads_like_the_original():
     "def f(a, b):\n    if a:\n        x = 1\n    elif b:\n        x = 2\n    else:\n        x = 3\n    return x",
     "def f(n):\n    total = 0\n    while n:\n        total += n\n        n -= 1\n    return total",
     "def f(xs):\n    return [x for x in xs if x > 0]",
+    # Displays of constants (3.9+ build them from a constant tuple or frozenset), starred
+    # literals passed to calls, a set display that repeats an item.
+    "def f(g):\n    x = ['a', 'b', 'c']\n    g(*['try:', 'pass'])\n    g(*(0, 1))\n    return x, {3, 3, 3}",
 ])
 def test_output_is_the_source_back(source):
     assert decompile(define(source)) == source

@@ -2,6 +2,7 @@
 f-strings and calls, run on a symbolic stack (`simulator.Simulator` adds the ones that
 make statements)."""
 import ast
+import copy
 import keyword
 from types import CodeType
 from typing import Any, Callable, Dict, List, Optional
@@ -333,10 +334,17 @@ class ValueSimulator:
     def _extend(self, target: Any, items: ast.expr) -> None:
         if not isinstance(target, (ast.List, ast.Set)):
             raise DecompilationError("extend of a non-literal")
-        if isinstance(items, ast.Constant) and isinstance(items.value, tuple):
-            target.elts.extend(const_expr(x) for x in items.value)
+        if isinstance(items, ast.Tuple) and is_constant(items):
+            # 3.9+ build a display of three or more constants from the constant tuple:
+            # ``[1, 2, 3]`` (``[*(1, 2, 3)]`` compiles alike).
+            target.elts.extend(items.elts)
         elif isinstance(items, ast.Constant) and isinstance(items.value, frozenset):
-            target.elts.extend(set_items(items.value))
+            elts = set_items(items.value)
+            if not target.elts and 0 < len(elts) < 3:
+                # The source repeated an item (``{a, a, b}``): the compiler folds a display of
+                # three or more constants, whatever their number once a set; so do three.
+                elts += [copy.deepcopy(elts[-1]) for _ in range(3 - len(elts))]
+            target.elts.extend(elts)
         else:
             target.elts.append(ast.Starred(value=items, ctx=ast.Load()))
 
@@ -528,6 +536,11 @@ class ValueSimulator:
             state.push(self.nested_class([args[0].func] + args[1:], keywords))
             return
         state.push(ast.Call(func=func, args=args, keywords=keywords))
+
+
+def is_constant(node: ast.expr) -> bool:
+    """Whether ``node`` spells a constant (a tuple of constants included)."""
+    return isinstance(node, ast.Constant) or (isinstance(node, ast.Tuple) and all(map(is_constant, node.elts)))
 
 
 def written_starred(star: ast.expr) -> bool:
