@@ -105,6 +105,37 @@ def markdown(rows: List[dict], top: int) -> str:
     return "\n\n".join(parts)
 
 
+def across(rows: List[dict]) -> str:
+    """One Markdown table of the wide corpus: a row per package, and per interpreter its share
+    identical / refused (wrong, if any, after a second slash)."""
+    wide = [data for data in rows if data.get("packages")]
+    names = list(dict.fromkeys(name for data in wide for name in data["packages"]))
+    header = ["package", "checked"] + [short_version(data["python"]) for data in wide]
+    table = []
+    for name in names + ["total"]:
+        cells = []
+        for data in wide:
+            packages = data["packages"]
+            counts = packages.get(name) if name != "total" else {
+                key: sum(c[key] for c in packages.values()) for key in ("functions",) + OUTCOMES}
+            cells.append(share_cell(counts) if counts else "")
+        checked = {(data["packages"].get(name) or {}).get("functions") for data in wide} if name != "total" \
+            else {data["functions"] for data in wide}
+        table.append([name, "/".join(str(n) for n in sorted(checked, key=str) if n is not None)] + cells)
+    return markdown_table(header, table)
+
+
+def short_version(python: str) -> str:
+    """``3.11.7`` of ``3.11.7 (...)``, with a note for the WebAssembly build."""
+    return python.split()[0] + (" (Pyodide)" if "yodide" in python else "")
+
+
+def share_cell(counts: Dict[str, int]) -> str:
+    total = counts["functions"] or 1
+    cell = "%.1f%% / %.1f%%" % (100.0 * counts["identical"] / total, 100.0 * counts["refused"] / total)
+    return cell + (" / %d wrong" % counts["wrong"] if counts["wrong"] else "")
+
+
 def main(argv: List[str]) -> int:
     import argparse
     import json
@@ -112,13 +143,15 @@ def main(argv: List[str]) -> int:
     parser = argparse.ArgumentParser(description="Print rows of roundtrip.py --json as Markdown.")
     parser.add_argument("files", nargs="+")
     parser.add_argument("--top", type=int, default=10)
+    parser.add_argument("--across", action="store_true",
+                        help="one table: a row per package, a column per interpreter (identical / refused)")
     args = parser.parse_args(argv)
     rows = []
     for path in args.files:
         with open(path) as handle:
             data = json.load(handle)
         rows += data if isinstance(data, list) else [data]
-    print(markdown(rows, args.top))
+    print(across(rows) if args.across else markdown(rows, args.top))
     return 0
 
 
