@@ -98,6 +98,10 @@ CASES: List[Case] = [
     Case("expr_match_false_guard_then_more",
          "def f():\n    match 0:\n        case 0 if False:\n            x = 1\n        case 0 if True:\n            x = 2\n"
          "    return x", since=(3, 10)),
+    # A first ``case _ if guard:`` whose guard jumps on when true to the next case.
+    Case("expr_match_negated_wildcard_guard_first",
+         "def f(p, ok):\n    match g(p):\n        case _ if not ok:\n            return False\n        case [x]:\n"
+         "            return x\n    return True\ndef g(p):\n    return p", ["([1], 0)", "([1], 1)", "(2, 1)"], since=(3, 10)),
     # A negated ``in``/``is`` test inside ``and``/``or`` keeps its operator.
     Case("expr_negated_membership_chain",
          "def f(a, n, d):\n    if not (a and n in d):\n        return False\n    if not (a is None or d is n):\n"

@@ -3,9 +3,10 @@ import ast
 from typing import TYPE_CHECKING, List, Optional
 
 from framescope.decompiler.graph.cfg import Block
+from framescope.decompiler.simulate import values as v
 from framescope.decompiler.simulate.state import State
 from framescope.decompiler.structure.case_reader import Reader
-from framescope.decompiler.structure.conditions import Cond
+from framescope.decompiler.structure.conditions import Cond, negate
 from framescope.decompiler.structure.patterns import (
     Case, Next, NotAPattern, Pos, after, is_wildcard, like_assignment, same_stack,
     wildcard,
@@ -47,26 +48,32 @@ class MatchBuilder:
         """A match statement whose first case is ``case _ if guard:`` (``cond``), if one is there.
 
         That case compiles to its guard alone, with the subject left on the stack: the
-        guard's true arm pops it before the body, its false arm goes on with the next case.
+        guard's arm that pops it runs the body, the other goes on with the next case (the
+        true arm, when the guard's jump is the negation's: ``case _ if not ok:``).
         """
-        if not state.stack or not isinstance(state.stack[-1], ast.expr) or cond.true_kept or cond.false_kept \
-                or cond.true_block is None or cond.false_block is None \
-                or not same_stack(cond.false_state.stack, state.stack):
+        if not state.stack or not isinstance(state.stack[-1], (ast.expr, v.Chain)) or cond.true_kept \
+                or cond.false_kept or cond.true_block is None or cond.false_block is None:
             return None
-        popped = same_stack(cond.true_state.stack, state.stack[:-1])  # a body that only jumps, looked through
-        if not popped and not (same_stack(cond.true_state.stack, state.stack)
-                               and cond.true_block.instrs[0].op == "POP_TOP"):
-            return None
-        reader = Reader(self.walker, state.stack[:-1], state.stack[-1], [])
-        try:
-            body = (cond.true_block, 0) if popped else after((cond.true_block, 0))
-            rest = reader.cases((cond.false_block, 0), first=False)
-        except NotAPattern:
-            return None
-        if rest is None:
-            return None
-        first = Case(wildcard(), cond.expr, (cond.head, len(cond.head.instrs) - 1), body, (cond.false_block, 0), True)
-        return self.build_match(cond.head, reader, [first] + rest, state, stop)
+        arms = ((cond.expr, cond.true_block, cond.true_state, cond.false_block, cond.false_state),
+                (negate(cond.expr), cond.false_block, cond.false_state, cond.true_block, cond.true_state))
+        for guard, body_block, body_state, next_block, next_state in arms:
+            if not same_stack(next_state.stack, state.stack):
+                continue
+            popped = same_stack(body_state.stack, state.stack[:-1])  # a body that only jumps, looked through
+            if not popped and not (same_stack(body_state.stack, state.stack) and body_block.instrs[0].op == "POP_TOP"):
+                continue
+            subject = self.ctx.sim.expr(state.stack[-1])  # ``match (x := v):`` is a stored value
+            reader = Reader(self.walker, state.stack[:-1], subject, [])
+            try:
+                body = (body_block, 0) if popped else after((body_block, 0))
+                rest = reader.cases((next_block, 0), first=False)
+            except NotAPattern:
+                continue
+            if rest is None:
+                continue
+            first = Case(wildcard(), guard, (cond.head, len(cond.head.instrs) - 1), body, (next_block, 0), True)
+            return self.build_match(cond.head, reader, [first] + rest, state, stop)
+        return None
 
     def build_match(self, block: Block, reader: Reader, cases: List[Case], state: State,
                     stop: Optional[Block]) -> Next:
