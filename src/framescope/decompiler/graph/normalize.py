@@ -112,7 +112,7 @@ def mark_finally_copies(cfg: CFG) -> bool:
         if any(op in ("CHECK_EXC_MATCH", "CHECK_EG_MATCH", "EXC_MATCH", "POP_EXCEPT") for op in rest):
             continue
         for block in list(cfg.blocks):
-            if not hmap.covers(block, handler):
+            if not hmap.covers(block, handler) and not dead_clause_end(cfg, block):
                 continue
             for exit in block.succs():
                 if hmap.covers(exit, handler) or exit in cfg.finally_copies:
@@ -135,6 +135,14 @@ def mark_finally_copies(cfg: CFG) -> bool:
                 cfg.finally_copies[exit] = hblock
                 cfg.finally_after[exit] = after
     return changed
+
+
+def dead_clause_end(cfg: CFG, block: Block) -> bool:
+    """The ``POP_EXCEPT; JUMP`` 3.8-3.10 lay out after an except clause that always leaves: no
+    path reaches it, so no handler covers it, yet it jumps to the copy of an enclosing finally
+    body on the normal path, the place where that try statement's body ends."""
+    return (not versions.EXCEPTION_TABLE and not block.preds and block.handler is None and block.index > 0
+            and [ins.op for ins in block.instrs] == ["POP_EXCEPT", "JUMP"])
 
 
 def advance(block: Optional[Block], index: int):

@@ -7,6 +7,7 @@ statements and releasing the exceptions of the except clauses it leaves).
 """
 from typing import List, Optional
 
+from framescope.decompiler.frontend import versions
 from framescope.decompiler.frontend.instructions import JUMPS, OR_POP_JUMPS, POP_JUMPS, Instr
 from framescope.decompiler.graph.cfg import Block
 from framescope.decompiler.graph.normalize import same_run
@@ -85,3 +86,10 @@ def pops_iterators(blocks: List[Block], stack: list) -> bool:
             elif ins.op in ("LOAD_CONST", "RETURN_VALUE"):
                 return True
     return True
+
+
+def normal_with_exit(block: Block) -> bool:
+    """3.8: whether ``block`` is the call of ``__exit__`` that ends a with body normally (see
+    finally38.py); a statement that leaves the body has a clean-up copy of its own, with no
+    jump after it."""
+    return versions.FINALLY_SUBROUTINES and block.last.op == "JUMP" and block.last.raw == "BEGIN_FINALLY"
