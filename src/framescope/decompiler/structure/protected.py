@@ -19,8 +19,8 @@ from framescope.decompiler.simulate.sametree import same_tree
 from framescope.decompiler.simulate.state import State
 from framescope.decompiler.structure.arms import ends_control
 from framescope.decompiler.structure.clauses import TRY_NODES, leaving_by, strip_name_cleanup, strip_reraise, without_pass
-from framescope.decompiler.structure.try_exits import (copy_source, ends_like, leaves_clause, normal_with_exit,
-                                                       pops_iterators)
+from framescope.decompiler.structure.try_exits import (copy_source, ends_like, leaves_clause, left_try_first,
+                                                       normal_with_exit, outside_with, pops_iterators)
 from framescope.decompiler.structure.starclauses import StarClauseBuilder, code_after, is_star_handler
 from framescope.decompiler.structure.unreached import UnreachedCode
 
@@ -419,7 +419,7 @@ class ProtectedBuilder:
         if normal_with_exit(after):
             return False  # 3.8: the with's normal exit; a statement leaving it has a clean-up of its own
         region = self.ctx.regions[-1]
-        if self.ctx.hmap.kind(region.handler) != WITH or region.contains(after):
+        if region.contains(after) or (self.ctx.hmap.kind(region.handler) != WITH and not left_try_first(after)):
             return False  # leaving a try needs no code on 3.11+: no sign of a statement there
         if body_end is None:
             # 3.8: a body that returns a constant after the with's clean-up (see `try_body`);
@@ -630,12 +630,3 @@ class ProtectedBuilder:
         state.stmts.append(node)
         return after
 
-
-def outside_with(stack: list) -> list:
-    """The stack around a with statement, from the one its body starts with."""
-    stack = stack[:-1]
-    if len(stack) >= 2 and isinstance(stack[-1], v.Null) and isinstance(stack[-2], v.WithExit):
-        return stack[:-2]  # 3.14: ``__exit__`` and the slot of its ``self`` below the entered value
-    if stack and isinstance(stack[-1], v.WithExit):
-        stack = stack[:-1]  # ``__exit__`` was pushed below the entered value
-    return stack
