@@ -214,4 +214,10 @@ CASES: List[Case] = [
          "            log.append(line)\n        return 0\n    except ZeroDivisionError:\n        return 1\n    finally:\n"
          "        if log:\n            log.append(2)",
          ["([3], lambda log: len(log) < 3 and 5)", "([], lambda log: 1 // 0)", "([], lambda log: [].pop())"]),
+    # A return of a constant from a loop in a try body is no break to a copy of the code after
+    # the loop: that code (a second try statement) ends with the same return.
+    Case("exc_loop_return_constant_then_try_return_constant",
+         "def f(a, b):\n    try:\n        for k in a:\n            if k:\n                return False\n"
+         "    except StopIteration:\n        return False\n    try:\n        next(b)\n    except StopIteration:\n"
+         "        return True\n    return False", ["([0, 1], iter([]))", "([0], iter([]))", "([], iter([1]))"]),
 ]

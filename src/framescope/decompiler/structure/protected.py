@@ -19,8 +19,8 @@ from framescope.decompiler.simulate.sametree import same_tree
 from framescope.decompiler.simulate.state import State
 from framescope.decompiler.structure.arms import ends_control
 from framescope.decompiler.structure.clauses import TRY_NODES, leaving_by, strip_name_cleanup, strip_reraise, without_pass
-from framescope.decompiler.structure.try_exits import (copy_source, ends_like, leaves_clause, left_try_first,
-                                                       normal_with_exit, outside_with, pops_iterators)
+from framescope.decompiler.structure.try_exits import (
+    copy_source, ends_like, leaves_clause, left_try_first, normal_with_exit, outside_with, pops_iterators)
 from framescope.decompiler.structure.starclauses import StarClauseBuilder, code_after, is_star_handler
 from framescope.decompiler.structure.unreached import UnreachedCode
 
@@ -332,8 +332,8 @@ class ProtectedBuilder:
             path = None
             # 3.8 tells them apart: a statement that leaves calls the finally body (CALL_FINALLY).
             if end in self.ctx.cfg.called_finally or (
-                    not versions.FINALLY_SUBROUTINES and end in copies and body_end is not None and end not in after_body
-                    and not any(b in copies and self.same_place(end, b) for b in after_body)):
+                    not versions.FINALLY_SUBROUTINES and end in copies and body_end is not None
+                    and end not in after_body and not any(b in copies and self.same_place(end, b) for b in after_body)):
                 path = self.exit_path(end)
             if path is not None:
                 rest = State(st.stack)
