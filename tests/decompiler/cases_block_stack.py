@@ -148,4 +148,39 @@ CASES: List[Case] = [
          "    elif b:\n        return 2\n    try:\n        c = len(log)\n        if c:\n            return c\n        return 0\n"
          "    except TypeError:\n        return 1",
          ["([5], 1, 0)", "([], 0, 1)", "([], 0, 0)", "([3], 0, 0)", "(None, 0, 0)"]),
+    # 3.8: a ``return None`` inside a with statement that ends the function has a clean-up
+    # copy of its own (``POP_FINALLY``); it is not the with's normal exit.
+    Case("blockstack_with_return_none_then_return",
+         "def f(a):\n    with Swallow():\n        p = a.pop()\n        if not p:\n            return None\n"
+         "        return p\n" + SWALLOW, ["([1],)", "([0],)", "([],)"]),
+    Case("blockstack_with_if_not_return_then_code",
+         "def f(a, log):\n    with Swallow():\n        if not a:\n            return\n        log.append(1 // a)\n"
+         + SWALLOW, ["(1, [])", "(0, [])", "(None, [])"]),
+    # 3.8: except clauses that go on to the with's normal exit fall off the try statement.
+    Case("blockstack_with_try_except_else_return",
+         "def f(a, log):\n    with Swallow():\n        try:\n            x = 1 // a\n        except TypeError:\n"
+         "            log.append(0)\n        else:\n            return x\n" + SWALLOW,
+         ["(1, [])", "(0, [])", "(None, [])"]),
+    # 3.8: a try body that returns through an enclosing finally body (CALL_FINALLY) ends with
+    # the return; the except clause goes on to the finally's normal path (BEGIN_FINALLY).
+    Case("blockstack_try_return_except_as_finally",
+         "def f(a, log):\n    try:\n        log.append(1 // a)\n        return\n    except ZeroDivisionError as err:\n"
+         "        log.append(err)\n    finally:\n        log.append(0)", ["(1, [])", "(0, [])", "(None, [])"]),
+    Case("blockstack_loop_try_return_except_finally",
+         "def f(xs, log):\n    for x in xs:\n        try:\n            try:\n                log.append(1 // x)\n"
+         "                return log\n            except ZeroDivisionError:\n                log.append(x)\n"
+         "            finally:\n                log.append(0)\n        except TypeError:\n            pass\n    return None",
+         ["([0, 1], [])", "([0], [])", "(['a', 2], [])"]),
+    # 3.8: the dead POP_EXCEPT and jump after an except clause that raises still lead to the
+    # copy of the enclosing finally body, where the try body ends.
+    Case("blockstack_try_except_raise_else_return_finally",
+         "def f(a, log):\n    try:\n        x = 1 // a\n    except ZeroDivisionError:\n        raise TypeError('x')\n"
+         "    else:\n        log.append(x)\n        return log.pop()\n    finally:\n        log.append(0)",
+         ["(1, [])", "(0, [])", "(None, [])"]),
+    # 3.8 leaves the jumps after a try statement whose clauses raise unthreaded: the try goes on
+    # where its body stopped, the end of the if arm, not where the jumps lead.
+    Case("blockstack_with_if_try_clause_raises_unthreaded_jumps",
+         "def f(log, a, b, c, d, text):\n    with Swallow():\n        if a == 0:\n            if b:\n                del log[:]\n            else:\n                if c:\n                    if d:\n                        log.append(d)\n                    else:\n                        try:\n                            if len(text) <= 2:\n                                log.append(text)\n                            else:\n                                for line in text.splitlines(True):\n                                    if len(line) + len(log) > 2 and log:\n                                        log.append(''.join(log))\n                                    log.append(line)\n                                if log:\n                                    log.append(''.join(log))\n                        except UnicodeEncodeError as error:\n                            raise\n                else:\n                    try:\n                        log.append(text)\n                    except UnicodeEncodeError as error:\n                        raise\n                log.append(0)\n                del log[:1]\n" + SWALLOW,
+         ["([], 0, 0, 1, 0, 'ab')", "([], 0, 0, 1, 0, 'abc\\ndef')", "([], 0, 0, 0, 0, 'x')", "([], 0, 1, 0, 0, 'x')",
+          "([], 1, 0, 0, 0, 'x')", "([], 0, 0, 1, 1, 'x')", "([], 0, 0, 1, 0, 5)"]),
 ]

@@ -196,4 +196,33 @@ CASES: List[Case] = [
     Case("exc_finally_loop_jump_to_extended_arg",
          "def f(env, log):\n    a0 = env.get(0); a1 = env.get(1); a2 = env.get(2); a3 = env.get(3); a4 = env.get(4)\n    a5 = env.get(5); a6 = env.get(6); a7 = env.get(7); a8 = env.get(8); a9 = env.get(9)\n    b0 = env.get(0); b1 = env.get(1); b2 = env.get(2); b3 = env.get(3); b4 = env.get(4)\n    b5 = env.get(5); b6 = env.get(6); b7 = env.get(7); b8 = env.get(8); b9 = env.get(9)\n    old = {}\n    try:\n        for k, v in env.items():\n            old[k] = log.get(k)\n            log[k] = v\n        log['n'] = 10 // len(env)\n    finally:\n        for k, v in old.items():\n            if v is None:\n                pass\n            else:\n                log[k] = v\n        log['a'] = (a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, b0, b1, b2, b3, b4, b5, b6, b7, b8, b9)\n    return log",
          ["({1: 2, 3: None}, {})", "({}, {})", "({1: 2}, {1: 5})"]),
+    # 3.8-3.10: a ``return CONSTANT`` leaves the enclosing try first (POP_BLOCK), after its
+    # region, in the else clause and in the except clause alike.
+    Case("exc_try_else_return_constants_in_try_except_as",
+         "def f(a):\n    try:\n        try:\n            x = 10 // a\n        except ZeroDivisionError:\n"
+         "            return 1\n        else:\n            return 5\n    except TypeError as e:\n        return 2",
+         ["(1,)", "(0,)", "('x',)"]),
+    # 3.8: the dead POP_EXCEPT of an ``except E as name`` clause that returns is a block apart
+    # from its jump, which still marks where the else clause ends.
+    Case("exc_except_as_return_else_try_finally_in_try_finally",
+         "def f(a, log):\n    try:\n        try:\n            x = 10 // a\n        except ZeroDivisionError as e:\n"
+         "            return 1\n        else:\n            try:\n                return x\n            finally:\n"
+         "                log.append(x)\n    finally:\n        log.append(0)", ["(1, [])", "(0, [])", "('x', [])"]),
+    # 3.8: the body and the clause all return through the finally body; its END_FINALLY is followed
+    # by the unreached copy of the finally body on the normal path (one with branches here).
+    Case("exc_try_return_except_return_finally_if",
+         "def f(a, log):\n    try:\n        x = 10 // a\n        return x\n    except ZeroDivisionError:\n"
+         "        return 0\n    finally:\n        if log:\n            log.append(1)",
+         ["(1, [])", "(0, [5])", "('x', [])"]),
+    Case("exc_loop_break_return_except_return_finally_if",
+         "def f(log, g):\n    try:\n        while 1:\n            line = g(log)\n            if not line:\n                break\n"
+         "            log.append(line)\n        return 0\n    except ZeroDivisionError:\n        return 1\n    finally:\n"
+         "        if log:\n            log.append(2)",
+         ["([3], lambda log: len(log) < 3 and 5)", "([], lambda log: 1 // 0)", "([], lambda log: [].pop())"]),
+    # A return of a constant from a loop in a try body is no break to a copy of the code after
+    # the loop: that code (a second try statement) ends with the same return.
+    Case("exc_loop_return_constant_then_try_return_constant",
+         "def f(a, b):\n    try:\n        for k in a:\n            if k:\n                return False\n"
+         "    except StopIteration:\n        return False\n    try:\n        next(b)\n    except StopIteration:\n"
+         "        return True\n    return False", ["([0, 1], iter([]))", "([0], iter([]))", "([], iter([1]))"]),
 ]

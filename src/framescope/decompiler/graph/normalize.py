@@ -112,9 +112,9 @@ def mark_finally_copies(cfg: CFG) -> bool:
         if any(op in ("CHECK_EXC_MATCH", "CHECK_EG_MATCH", "EXC_MATCH", "POP_EXCEPT") for op in rest):
             continue
         for block in list(cfg.blocks):
-            if not hmap.covers(block, handler):
+            if not hmap.covers(block, handler) and not dead_clause_end(block):
                 continue
-            for exit in block.succs():
+            for exit in block.succs() + end_finally_next(cfg, block):
                 if hmap.covers(exit, handler) or exit in cfg.finally_copies:
                     continue
                 end = match_copy(start, first, exit)
@@ -135,6 +135,25 @@ def mark_finally_copies(cfg: CFG) -> bool:
                 cfg.finally_copies[exit] = hblock
                 cfg.finally_after[exit] = after
     return changed
+
+
+def dead_clause_end(block: Block) -> bool:
+    """The ``POP_EXCEPT; JUMP`` 3.8-3.10 lay out after an except clause that always leaves: no
+    path reaches it, so no handler covers it, yet it jumps to the copy of an enclosing finally
+    body on the normal path, the place where that try statement's body ends."""
+    return (not versions.EXCEPTION_TABLE and not block.preds and block.handler is None and block.index > 0
+            and [ins.op for ins in block.instrs] == ["POP_EXCEPT", "JUMP"])
+
+
+def end_finally_next(cfg: CFG, block: Block) -> List[Block]:
+    """3.8: the block after ``block``'s ``END_FINALLY`` (now ``RERAISE``), where it goes on when
+    there is nothing to re-raise: after a try statement whose body and clauses all leave, the
+    copy of an enclosing finally body that no other path reaches."""
+    if not (versions.HANDLER_END_FALLS_THROUGH and block.last.op == "RERAISE" and block.last.raw == "END_FINALLY"
+            and block.index + 1 < len(cfg.blocks)):
+        return []
+    after = cfg.blocks[block.index + 1]
+    return [after] if not after.preds else []
 
 
 def advance(block: Optional[Block], index: int):

@@ -7,7 +7,7 @@ which jumps are breaks and which blocks are copies of the code after the loop.
 """
 from typing import List, Optional, Set, Tuple
 
-from framescope.decompiler.frontend.instructions import Instr
+from framescope.decompiler.frontend.instructions import Handler, Instr
 from framescope.decompiler.graph.cfg import Block
 from framescope.decompiler.graph.normalize import STATEMENT_ENDS, same_run
 
@@ -43,23 +43,30 @@ def straight_run(block: Block) -> Tuple[Block, List[Instr]]:
     return block, instrs
 
 
-def break_copy(instrs: List[Instr], exit: Block) -> Optional[int]:
-    """Index of the ``POP_TOP`` after which ``instrs`` repeat the code after their loop, if any."""
+def break_copy(instrs: List[Instr], exit: Block, enclosing: Optional[Set[Handler]] = None) -> Optional[int]:
+    """Index of the ``POP_TOP`` after which ``instrs`` repeat the code after their loop, if any
+    (``enclosing``: see `copied_tail`)."""
     for index, ins in enumerate(instrs[:-1]):
         if index and instrs[index - 1].op in ("SWAP", "ROT"):
             continue  # ``return value`` inside the loop pops the iterator from under the value
         if index and instrs[index - 1].op == "CALL":
             continue  # the result of a call (a with statement's ``__exit__``), not the iterator
-        if ins.op == "POP_TOP" and copied_tail(instrs[index + 1:], exit) is not None:
+        if ins.op == "POP_TOP" and copied_tail(instrs[index + 1:], exit, enclosing) is not None:
             return index
     return None
 
 
-def copied_tail(tail: List[Instr], exit: Block) -> Optional[Block]:
-    """The block from ``exit`` on whose code is ``tail`` (a copy made after popping the iterator)."""
+def copied_tail(tail: List[Instr], exit: Block, enclosing: Optional[Set[Handler]] = None) -> Optional[Block]:
+    """The block from ``exit`` on whose code is ``tail`` (a copy made after popping the iterator).
+
+    ``enclosing``: the handlers of the try and with statements around the loop; code that
+    another handler covers is in a statement after the loop, which no copy goes into.
+    """
     seen = 0
     current: Optional[Block] = exit
     while current is not None and seen < 50:
+        if enters_statement(current, enclosing):
+            return None
         if same_run(current.instrs, tail):
             return current
         if len(current.instrs) < len(tail) and same_run(straight_run(current)[1], tail):
@@ -69,6 +76,11 @@ def copied_tail(tail: List[Instr], exit: Block) -> Optional[Block]:
         current = current.fall if current.fall is not None else current.jump
         seen += 1
     return None
+
+
+def enters_statement(block: Block, enclosing: Optional[Set[Handler]]) -> bool:
+    """Whether ``block`` is inside a try or with statement that does not enclose the loop."""
+    return enclosing is not None and block.handler is not None and block.handler not in enclosing
 
 
 def after_breaks(blocks: Set[Block], natural: Set[Block], header: Block) -> Set[Block]:

@@ -22,7 +22,7 @@ from framescope.decompiler.structure.comprehensions import build as build_compre
 from framescope.decompiler.structure.comprehensions import collect as collect_generators
 from framescope.decompiler.structure.conditions import collect_condition
 from framescope.decompiler.structure.loop_exits import (
-    after_breaks, break_copy, break_exit, copied_tail, falls_into, leaves_function, leaves_try_to,
+    after_breaks, break_copy, break_exit, copied_tail, enters_statement, falls_into, leaves_function, leaves_try_to,
     lifts_value, pops_and_jumps, returns_after_statements, returns_from_loops, same_to_end,
     straight_run, trampoline_target)
 from framescope.errors import DecompilationError
@@ -77,7 +77,7 @@ class LoopBuilder:
         tail = run[i + 1:]
         if block.succs():
             return False
-        target = copied_tail(tail, loop.exit)
+        target = copied_tail(tail, loop.exit, self.enclosing())
         if target is None and loop.tail is None and first is block and returns_after_statements(tail):
             # 3.12+ copied the code after the loop in place of the jump to it, and the loop's
             # ``else`` never gets there: this is the only copy of that code.
@@ -115,7 +115,7 @@ class LoopBuilder:
         Given the ``header`` of a ``while True``, the except clauses of the try statements
         in it count too (`clause_exits`).
         """
-        tally = ExitTally(exit)
+        tally = ExitTally(exit, self.enclosing())
         clauses, ways = self.clause_exits(header, body) if header is not None else (set(), [])
         for block in body:
             target = trampoline_target(block)
@@ -148,7 +148,7 @@ class LoopBuilder:
         target = trampoline_target(succ)
         if target is None and is_for and succ.instrs[0].op == "POP_TOP" and exit is not None:
             # ``break`` whose jump to the code after the loop was replaced by a copy of it.
-            copy = copied_tail(succ.instrs[1:], exit)
+            copy = copied_tail(succ.instrs[1:], exit, self.enclosing())
             if copy is None and leaves_function(succ) and not falls_into(succ, exit):
                 return  # pops the iterators of loops around this one too, then returns
             tally.note(copy or exit, succ)
@@ -302,6 +302,10 @@ class LoopBuilder:
             extended -= after_breaks(extended, body, header)
         return extended
 
+    def enclosing(self) -> Set[Handler]:
+        """The handlers of the try and with statements being built around the loop."""
+        return {region.handler for region in self.ctx.regions}
+
     def left_region_copy(self, body: Set[Block], block: Block, exit: Optional[Block]) -> Optional[Block]:
         """The block after the loop that ``block``, outside the region the loop is in, copies.
 
@@ -313,7 +317,7 @@ class LoopBuilder:
                 or not any(region.contains(b) for b in body):
             return None
         current, seen = exit, 0
-        while current is not None and seen < 20:
+        while current is not None and seen < 20 and not enters_statement(current, self.enclosing()):
             if current is not block and same_run(current.instrs, block.instrs) and same_to_end(block, current):
                 return current
             current = current.fall if current.fall is not None else current.jump
@@ -498,8 +502,10 @@ class LoopBuilder:
 class ExitTally:
     """The ways out of a loop's body, by where they go; the loop's own exit is not counted."""
 
-    def __init__(self, exit: Optional[Block]) -> None:
+    def __init__(self, exit: Optional[Block], enclosing: Set[Handler]) -> None:
         self.exit = exit
+        #: The handlers around the loop (see `copied_tail`).
+        self.enclosing = enclosing
         #: Target → how many ways out go there.
         self.counts: Dict[Block, int] = {}
         #: Target → the blocks that jump there.
@@ -517,10 +523,10 @@ class ExitTally:
     def break_copy(self, block: Block) -> bool:
         """Count a ``break`` followed by a copy of the code after the loop; whether ``block`` is one."""
         last, run = straight_run(block)
-        index = break_copy(run, self.exit) if not last.succs() else None
+        index = break_copy(run, self.exit, self.enclosing) if not last.succs() else None
         if index is None:
             return False
-        tail = copied_tail(run[index + 1:], self.exit)
+        tail = copied_tail(run[index + 1:], self.exit, self.enclosing)
         if index == 0:
             self.note(tail, block)
         else:

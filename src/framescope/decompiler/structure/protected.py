@@ -19,7 +19,8 @@ from framescope.decompiler.simulate.sametree import same_tree
 from framescope.decompiler.simulate.state import State
 from framescope.decompiler.structure.arms import ends_control
 from framescope.decompiler.structure.clauses import TRY_NODES, leaving_by, strip_name_cleanup, strip_reraise, without_pass
-from framescope.decompiler.structure.try_exits import copy_source, ends_like, leaves_clause, pops_iterators
+from framescope.decompiler.structure.try_exits import (
+    copy_source, ends_like, leaves_clause, left_try_first, normal_with_exit, outside_with, pops_iterators)
 from framescope.decompiler.structure.starclauses import StarClauseBuilder, code_after, is_star_handler
 from framescope.decompiler.structure.unreached import UnreachedCode
 
@@ -177,7 +178,8 @@ class ProtectedBuilder:
                 path = self.exit_path(after)
                 if path is not None:
                     after = self.finish_exit(path, rest)
-            if after is None and rest.stmts and not self.repeats_suppressed(rest.stmts, suppressed, state):
+            if after is None and rest.stmts and (versions.FINALLY_SUBROUTINES  # its own clean-up copy
+                                                 or not self.repeats_suppressed(rest.stmts, suppressed, state)):
                 body_state.stmts.extend(rest.stmts)
                 end = None
         if end is None and suppressed is not None:
@@ -245,6 +247,7 @@ class ProtectedBuilder:
         final = self.finally_start(hblock, first, entry)
         if final is not None:
             return self.finally_stmt(body_state, body_end, hblock, entry, handler, state, *final)
+        body_end = self.body_leaves(body_end, body_state)
         star = is_star_handler(hblock, first)
         self.ctx.after_try.append(follow_jumps(body_end))
         try:
@@ -286,6 +289,17 @@ class ProtectedBuilder:
             body_end = None
         return body_end
 
+    def body_leaves(self, body_end: Optional[Block], body_state: State) -> Optional[Block]:
+        """3.8: a body that ends by a statement leaving through an enclosing finally body (its
+        call of that body, ``CALL_FINALLY``) ends with that statement; None then."""
+        if body_end is None or body_end not in self.ctx.cfg.called_finally:
+            return body_end
+        path = self.exit_path(body_end)
+        if path is None:
+            return body_end
+        self.finish_exit(path, body_state)
+        return None
+
     def handler_entry(self, hblock: Block, handler: Handler, state: State) -> Tuple[State, int]:
         """The stack the handler starts with, and its first instruction after taking the exception."""
         entry = State(state.stack[:handler.depth] + v.handler_entry_values(handler.lasti))
@@ -316,9 +330,10 @@ class ProtectedBuilder:
         out = []
         for node, end, st in zip(handlers, ends, states):
             path = None
+            # 3.8 tells them apart: a statement that leaves calls the finally body (CALL_FINALLY).
             if end in self.ctx.cfg.called_finally or (
-                    end in copies and body_end is not None and end not in after_body
-                    and not any(b in copies and self.same_place(end, b) for b in after_body)):
+                    not versions.FINALLY_SUBROUTINES and end in copies and body_end is not None
+                    and end not in after_body and not any(b in copies and self.same_place(end, b) for b in after_body)):
                 path = self.exit_path(end)
             if path is not None:
                 rest = State(st.stack)
@@ -374,7 +389,8 @@ class ProtectedBuilder:
         if after is None and body_end is not None and not versions.COPIES_EXITS:
             after = self.unreached.dead_clause_exit(hblock, body_end)
         if after is None:
-            return (body_end if body_end is not None else self.unreached.unmatched_exit(hblock)), []
+            # Where the body stopped, not where its jumps lead: the walk around may stop on the way.
+            return (passed[0] if passed else self.unreached.unmatched_exit(hblock)), []
         if body_end is None or after in passed or self.same_place(body_end, after):
             return after, []  # no else clause (the body jumps on through where the clauses go on)
         else_state = State(state.stack)
@@ -400,15 +416,16 @@ class ProtectedBuilder:
         their own (a return, break or continue after the with's clean-up), the body not."""
         if after is None or not self.ctx.regions or (body_end is not None and self.same_place(after, body_end)):
             return False
+        if normal_with_exit(after):
+            return False  # 3.8: the with's normal exit; a statement leaving it has a clean-up of its own
         region = self.ctx.regions[-1]
-        if self.ctx.hmap.kind(region.handler) != WITH or region.contains(after):
+        if region.contains(after) or (self.ctx.hmap.kind(region.handler) != WITH and not left_try_first(after)):
             return False  # leaving a try needs no code on 3.11+: no sign of a statement there
         if body_end is None:
             # 3.8: a body that returns a constant after the with's clean-up (see `try_body`);
             # the clauses leave by their own statement unless they go on to the with's normal
             # exit, the clean-up that jumps past the with's exception handler.
-            normal_exit = after.last.op == "JUMP" and after.last.raw == "BEGIN_FINALLY"
-            return versions.UNMATCHED_FALLS_THROUGH and not normal_exit and self.exit_path(after) is not None
+            return versions.UNMATCHED_FALLS_THROUGH and self.exit_path(after) is not None
         seen, work = set(), [body_end] if region.contains(body_end) else []
         while work:  # an else clause that goes on where the clauses go: they fall off the try
             block = work.pop()
@@ -613,12 +630,3 @@ class ProtectedBuilder:
         state.stmts.append(node)
         return after
 
-
-def outside_with(stack: list) -> list:
-    """The stack around a with statement, from the one its body starts with."""
-    stack = stack[:-1]
-    if len(stack) >= 2 and isinstance(stack[-1], v.Null) and isinstance(stack[-2], v.WithExit):
-        return stack[:-2]  # 3.14: ``__exit__`` and the slot of its ``self`` below the entered value
-    if stack and isinstance(stack[-1], v.WithExit):
-        stack = stack[:-1]  # ``__exit__`` was pushed below the entered value
-    return stack

@@ -44,6 +44,7 @@ from framescope.decompiler.structure.arms import (
     uses_earlier, written_else_end,
 )
 from framescope.decompiler.structure.protected import ProtectedBuilder
+from framescope.decompiler.structure.try_exits import normal_with_exit
 from framescope.decompiler.structure.unreached import code_after_handler
 from framescope.decompiler.graph.traversal import follow_jumps, jump_chain, reachable
 from framescope.errors import DecompilationError
@@ -353,6 +354,8 @@ class Structurer:
             if true_path is not None and false_path is not None and self.ctx.regions \
                     and self.ctx.regions[-1].contains(true_end) and not self.ctx.regions[-1].contains(false_end):
                 true_path = None  # only the other arm leaves the region: that one is the exit
+            elif true_path is not None and false_path is not None and normal_with_exit(true_end):
+                true_path = None  # 3.8: the with's normal exit; the other arm has a clean-up of its own
             if true_path is not None:
                 true_end = self.protected_builder.finish_exit(true_path, true_state)
             elif false_path is not None:

@@ -7,6 +7,7 @@ statements and releasing the exceptions of the except clauses it leaves).
 """
 from typing import List, Optional
 
+from framescope.decompiler.frontend import versions
 from framescope.decompiler.frontend.instructions import JUMPS, OR_POP_JUMPS, POP_JUMPS, Instr
 from framescope.decompiler.graph.cfg import Block
 from framescope.decompiler.graph.normalize import same_run
@@ -85,3 +86,26 @@ def pops_iterators(blocks: List[Block], stack: list) -> bool:
             elif ins.op in ("LOAD_CONST", "RETURN_VALUE"):
                 return True
     return True
+
+
+def normal_with_exit(block: Block) -> bool:
+    """3.8: whether ``block`` is the call of ``__exit__`` that ends a with body normally (see
+    finally38.py); a statement that leaves the body has a clean-up copy of its own, with no
+    jump after it."""
+    return versions.FINALLY_SUBROUTINES and block.last.op == "JUMP" and block.last.raw == "BEGIN_FINALLY"
+
+
+def left_try_first(block: Block) -> bool:
+    """Whether ``block`` is a ``return CONSTANT`` that leaves an enclosing try first (3.8-3.10:
+    its ``POP_BLOCK`` comes before the constant, which cannot raise), so a statement of its own."""
+    return not versions.EXCEPTION_TABLE and [ins.op for ins in block.instrs] == ["LOAD_CONST", "RETURN_VALUE"]
+
+
+def outside_with(stack: list) -> list:
+    """The stack around a with statement, from the one its body starts with."""
+    stack = stack[:-1]
+    if len(stack) >= 2 and isinstance(stack[-1], v.Null) and isinstance(stack[-2], v.WithExit):
+        return stack[:-2]  # 3.14: ``__exit__`` and the slot of its ``self`` below the entered value
+    if stack and isinstance(stack[-1], v.WithExit):
+        stack = stack[:-1]  # ``__exit__`` was pushed below the entered value
+    return stack

@@ -59,9 +59,13 @@ class UnreachedCode:
             return None
         targets = set()
         for block in self.ctx.cfg.blocks[hblock.index + 1:last.index]:
-            if block in self.ctx.cfg.dom or [ins.op for ins in block.instrs] != ["POP_EXCEPT", "JUMP"]:
+            if block in self.ctx.cfg.dom:
                 continue
-            targets.add(block.jump)
+            ops = [ins.op for ins in block.instrs]
+            if ops == ["POP_EXCEPT", "JUMP"]:
+                targets.add(block.jump)
+            elif ops == ["POP_EXCEPT"] and block.fall is not None and block.fall.is_lone_jump():
+                targets.add(block.fall)  # the jump a block of its own (where a finally copy starts)
         if len(targets) != 1:
             return None
         target = targets.pop()
