@@ -121,7 +121,8 @@ def across(rows: List[dict]) -> str:
             cells.append(share_cell(counts) if counts else "")
         checked = {(data["packages"].get(name) or {}).get("functions") for data in wide} if name != "total" \
             else {data["functions"] for data in wide}
-        table.append([name, "/".join(str(n) for n in sorted(checked, key=str) if n is not None)] + cells)
+        counts = sorted(n for n in checked if n is not None)
+        table.append([name, "%d" % counts[0] if len(set(counts)) == 1 else "%d-%d" % (counts[0], counts[-1])] + cells)
     return markdown_table(header, table)
 
 
