@@ -130,6 +130,9 @@ def test_a_slow_round_trip_is_stopped():
 #: written order, tests not folded across an exit, returns written in each arm): the output
 #: recompiles to the very instructions.
 LAYOUT_SOURCES = [
+    # A loop in a try body whose body always returns (it never loops back).
+    "def f(x):\n    try:\n        for b in x:\n            return True\n        return False\n    except E:\n"
+    "        return False",
     # ``match (x := v):`` whose first case is ``case _ if not x:`` (3.10-3.11 keep a copy for it).
     pytest.param("def f(arg):\n    match inferred := g(arg):\n        case _ if not inferred:\n            return False\n"
                  "        case T():\n            return 1\n    return True",
