@@ -130,6 +130,10 @@ def test_a_slow_round_trip_is_stopped():
 #: written order, tests not folded across an exit, returns written in each arm): the output
 #: recompiles to the very instructions.
 LAYOUT_SOURCES = [
+    # An except clause that breaks, and a break after the try (3.11+ took the first for a copy).
+    "def f(classes, atts):\n    for i, cls in enumerate(classes):\n        if cls.startswith('x'):\n"
+    "            try:\n                n = g(cls)\n            except ValueError:\n                break\n"
+    "            atts['style'] = n\n            classes.pop(i)\n            break\n    classes.append('field-list')",
     # A loop in a try body whose body always returns (it never loops back).
     "def f(x):\n    try:\n        for b in x:\n            return True\n        return False\n    except E:\n"
     "        return False",
