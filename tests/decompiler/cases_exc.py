@@ -225,4 +225,9 @@ CASES: List[Case] = [
          "def f(a, b):\n    try:\n        for k in a:\n            if k:\n                return False\n"
          "    except StopIteration:\n        return False\n    try:\n        next(b)\n    except StopIteration:\n"
          "        return True\n    return False", ["([0, 1], iter([]))", "([0], iter([]))", "([], iter([1]))"]),
+    # A loop in a try body whose body always returns: it never loops back, and the try's
+    # region ends before the returned value is loaded.
+    Case("exc_try_loop_body_always_returns",
+         "def f(x):\n    try:\n        for b in x:\n            return b\n        return False\n"
+         "    except TypeError:\n        return None", ["([1],)", "([],)", "(3,)"]),
 ]

@@ -102,6 +102,11 @@ CASES: List[Case] = [
     Case("expr_match_negated_wildcard_guard_first",
          "def f(p, ok):\n    match g(p):\n        case _ if not ok:\n            return False\n        case [x]:\n"
          "            return x\n    return True\ndef g(p):\n    return p", ["([1], 0)", "([1], 1)", "(2, 1)"], since=(3, 10)),
+    # The same with a stored subject: 3.10-3.11 copy it for the ``case _`` and pop the copy.
+    Case("expr_match_stored_subject_wildcard_guard_first",
+         "def f(arg):\n    match inferred := g(arg):\n        case _ if not inferred:\n            return False\n"
+         "        case int():\n            return inferred + 1\n    return True\ndef g(p):\n    return p",
+         ["(0,)", "(2,)", "('a',)"], since=(3, 10)),
     # A negated ``in``/``is`` test inside ``and``/``or`` keeps its operator.
     Case("expr_negated_membership_chain",
          "def f(a, n, d):\n    if not (a and n in d):\n        return False\n    if not (a is None or d is n):\n"

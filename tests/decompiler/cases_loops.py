@@ -304,4 +304,11 @@ CASES: List[Case] = [
          "            cur = queue.pop(0)\n            if cur in seen:\n                continue\n"
          "            out.append(cur)\n    return out",
          ["([[1, 2, 3], [], [4]], {2})", "([], set())"]),
+    # An except clause that breaks, and a break after the try: the clause's break is its own.
+    Case("loops_break_in_except_clause_and_after_try",
+         "def f(classes, atts):\n    for i, cls in enumerate(classes):\n        if cls.startswith('x'):\n"
+         "            try:\n                n = int(cls[1:])\n            except ValueError:\n                break\n"
+         "            atts['style'] = n\n            classes.pop(i)\n            break\n"
+         "    classes.append('field-list')\n    return classes, atts",
+         ["(['a', 'x1', 'x2'], {})", "(['a', 'xy', 'x2'], {})", "(['a'], {})"]),
 ]

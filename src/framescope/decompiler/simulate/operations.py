@@ -149,6 +149,8 @@ class ValueSimulator:
             return
         if isinstance(value, (v.Marker,)) and not isinstance(value, (v.Chain, v.Function, v.Module)):
             return
+        if isinstance(value, v.Chain) and state.stack and state.stack[-1] is value:
+            return  # a copy of a stored value (3.10-3.11's ``case _`` of ``match (x := v):``): it stays
         if isinstance(value, v.Chain):
             self.finish_chain(state, value)
             return

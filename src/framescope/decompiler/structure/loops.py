@@ -18,6 +18,7 @@ from framescope.decompiler.graph.normalize import same_run
 from framescope.decompiler.graph.traversal import reachable, successors_and_handler
 from framescope.decompiler.simulate import values as v
 from framescope.decompiler.simulate.state import CompAppend, State
+from framescope.decompiler.structure.arms import path_leaves_function
 from framescope.decompiler.structure.comprehensions import build as build_comprehension
 from framescope.decompiler.structure.comprehensions import collect as collect_generators
 from framescope.decompiler.structure.conditions import collect_condition
@@ -367,6 +368,20 @@ class LoopBuilder:
                 targets.append(target)
         return targets
 
+    def return_past_region(self, end: Optional[Block], state: State, depth: int) -> Optional[Block]:
+        """Finish a return from the loop's body that a protected region's end cut short.
+
+        The body popped the iterator (below ``depth``) inside a try body, whose region stops
+        before the returned value is loaded: the rest of the return runs after the region's
+        end, ``end``.  A loop that loops back does this in a branch (`uneven_stacks`).
+        """
+        if end is None or not self.ctx.regions or len(state.stack) >= depth:
+            return end
+        path = self.walker.protected_builder.exit_path(end)
+        if not path_leaves_function(path):
+            return end
+        return self.walker.protected_builder.finish_exit(path, state)
+
     def nested_loops(self, header: Block) -> Set[Block]:
         """The blocks of the loops that the loop at ``header`` dominates, its own aside."""
         dom = self.ctx.cfg.dom
@@ -392,6 +407,7 @@ class LoopBuilder:
         self.ctx.loops.append(loop)
         try:
             end = self.walker.walk(header.fall, header, body_state)
+            end = self.return_past_region(end, body_state, len(state.stack))
         finally:
             self.ctx.loops.pop()
         if end is not None and len(body_state.stack) != len(state.stack):

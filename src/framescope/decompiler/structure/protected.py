@@ -20,7 +20,7 @@ from framescope.decompiler.simulate.state import State
 from framescope.decompiler.structure.arms import ends_control
 from framescope.decompiler.structure.clauses import TRY_NODES, leaving_by, strip_name_cleanup, strip_reraise, without_pass
 from framescope.decompiler.structure.try_exits import (
-    copy_source, ends_like, leaves_clause, left_try_first, normal_with_exit, outside_with, pops_iterators)
+    breaks_out, copy_source, ends_like, leaves_clause, left_try_first, normal_with_exit, outside_with, pops_iterators)
 from framescope.decompiler.structure.starclauses import StarClauseBuilder, code_after, is_star_handler
 from framescope.decompiler.structure.unreached import UnreachedCode
 
@@ -70,7 +70,8 @@ class ProtectedBuilder:
         Only 3.10+ copies it into the clauses: before, a clause that ends like the
         function (``return``) wrote that statement itself.
         """
-        if not versions.COPIES_EXITS or self.keeps_value(state):
+        if not versions.COPIES_EXITS or self.keeps_value(state) \
+                or breaks_out(instrs, state.stack, self.ctx.loops):
             return False
         return bool(self.ctx.after_try) and copy_source(self.ctx.after_try[-1], instrs) is not None
 

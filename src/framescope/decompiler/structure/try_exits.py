@@ -26,6 +26,15 @@ def leaves_clause(instrs: List[Instr]) -> bool:
         or ops in (["LOAD_CONST", "RETURN_VALUE"], ["RETURN_CONST"])
 
 
+def breaks_out(instrs: List[Instr], stack: list, loops: list) -> bool:
+    """Whether ``instrs``, right after a clause's ``POP_EXCEPT``, pop the innermost of the
+    ``loops``' iterator off ``stack`` and jump: the clause's own ``break``.  The compiler
+    copies only exits (returns, raises) into a clause, never a ``break`` after the try
+    statement, so one that looks alike is no copy of it."""
+    return (bool(loops) and [ins.op for ins in instrs] == ["POP_TOP", "JUMP"] and bool(stack)
+            and stack[-1] is loops[-1].iterator)
+
+
 def ends_like(block: Block, instrs: List[Instr]) -> bool:
     """Whether ``block`` ends with ``instrs`` (a copy of its end goes on where it does)."""
     n = len(block.instrs)
