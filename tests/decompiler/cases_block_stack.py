@@ -201,6 +201,13 @@ CASES: List[Case] = [
     Case("blockstack_while_true_with_return",
          "def f(log):\n    while True:\n        with Swallow():\n            log.append(0)\n"
          "            return 1 // (len(log) - 1)\n" + SWALLOW, ["([],)", "([1],)"]),
+    # The loop's first block starts the try body: its test is the body's ``if``, no while test.
+    Case("blockstack_while_true_try_starts_with_break_except",
+         "def f(log, n):\n    while True:\n        try:\n            if len(log) > n:\n                break\n"
+         "            log.append(1)\n        except ValueError:\n            log.append(2)", ["([], 3)", "([1], 0)"]),
+    Case("blockstack_while_true_try_starts_with_break_finally",
+         "def f(log, n):\n    while True:\n        try:\n            if len(log) > n:\n                break\n"
+         "            log.append(1)\n        finally:\n            log.append(0)", ["([], 3)", "([1], 0)"]),
     Case("blockstack_while_true_try_break_code_finally",
          "def f(log, n):\n    while True:\n        try:\n            if len(log) > n:\n                break\n"
          "            log.append(1)\n        finally:\n            log.append(0)\n    return log",

@@ -14,10 +14,10 @@ KNOWN_FAILURES = {
     "class_conditional_annotation": ({(3, 14)}, "3.14: annotations under a condition (__conditional_annotations__)"),
     "blockstack_while_true_try_break_code_finally": (
         {(3, 9), (3, 10), (3, 11), (3, 12), (3, 13), (3, 14)},
-        "3.9+: the test of an if that starts a try body in while True is read as the loop's test"),
+        "3.9+: a break out of while True through a finally body, to code after the loop, is read as a return"),
     "blockstack_while_true_try_continue_return_finally": (
         {(3, 9), (3, 10), (3, 11), (3, 12), (3, 13), (3, 14)},
-        "3.9+: the test of an if that starts a try body in while True is read as the loop's test"),
+        "3.9+: a continue through a finally body in while True whose try body returns"),
 }
 
 

@@ -111,12 +111,6 @@ UNMATCHED_FALLS_THROUGH = PY < (3, 9)
 #: after the statement, which no jump reaches from its arm of an ``if`` (3.9+ end the
 #: handler with ``RERAISE``).
 HANDLER_END_FALLS_THROUGH = PY < (3, 9)
-#: A loop whose body starts with a try statement jumps back to the statement's ``SETUP_*``,
-#: after the ``POP_BLOCK`` that ends its body: a loop header inside a try body that the
-#: jumps back are not inside starts the try body, and its test is an ``if`` in the body, no
-#: ``while`` test (3.8, where the jump back of ``while True: try: if t: break ... finally:``
-#: follows the finally body's ``END_FINALLY``; later versions are left as they are).
-LOOP_HEADER_STARTS_TRY_BODY = PY < (3, 9)
 #: The peephole optimizer folds ``LOAD_CONST``s built into a tuple into one tuple constant
 #: (3.8-3.9), but leaves a code object whose line table holds a jump of 255 or more bytes
 #: in one step as it is: a long statement written on one line keeps ``BUILD_TUPLE``.

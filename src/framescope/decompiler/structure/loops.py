@@ -514,10 +514,11 @@ class LoopBuilder:
         return self.loop_else(node, exit, brk, state)
 
     def starts_try_body(self, header: Block) -> bool:
-        """Whether ``header`` starts the body of a try statement in its loop (3.8): the header is
-        protected, but a jump back, after the statement's ``POP_BLOCK``, is not (see
-        `versions.LOOP_HEADER_STARTS_TRY_BODY`)."""
-        if not versions.LOOP_HEADER_STARTS_TRY_BODY or header.handler is None:
+        """Whether ``header`` starts the body of a try statement in its loop: the header is
+        protected, but a jump back, after the statement's body, is not. The loop jumps back
+        to the statement's start, so the header's test is an ``if`` of the try body (``while
+        True: try: if t: break``), not a ``while`` test, which no handler covers."""
+        if header.handler is None:
             return False
         for latch in self.ctx.back_edges[header]:
             current, seen = latch.handler, 0
