@@ -183,4 +183,36 @@ CASES: List[Case] = [
          "def f(log, a, b, c, d, text):\n    with Swallow():\n        if a == 0:\n            if b:\n                del log[:]\n            else:\n                if c:\n                    if d:\n                        log.append(d)\n                    else:\n                        try:\n                            if len(text) <= 2:\n                                log.append(text)\n                            else:\n                                for line in text.splitlines(True):\n                                    if len(line) + len(log) > 2 and log:\n                                        log.append(''.join(log))\n                                    log.append(line)\n                                if log:\n                                    log.append(''.join(log))\n                        except UnicodeEncodeError as error:\n                            raise\n                else:\n                    try:\n                        log.append(text)\n                    except UnicodeEncodeError as error:\n                        raise\n                log.append(0)\n                del log[:1]\n" + SWALLOW,
          ["([], 0, 0, 1, 0, 'ab')", "([], 0, 0, 1, 0, 'abc\\ndef')", "([], 0, 0, 0, 0, 'x')", "([], 0, 1, 0, 0, 'x')",
           "([], 1, 0, 0, 0, 'x')", "([], 0, 0, 1, 1, 'x')", "([], 0, 0, 1, 0, 5)"]),
+    # 3.8: a loop whose body is a try statement that always leaves keeps its jump back after
+    # the handler's END_FINALLY, where no edge goes: the loop is there all the same.
+    Case("blockstack_while_true_try_return_finally",
+         "def f(log):\n    while True:\n        try:\n            return len(log)\n        finally:\n"
+         "            log.append(0)", ["([],)", "([1],)"]),
+    Case("blockstack_while_true_try_break_return_finally",
+         "def f(log, n):\n    while True:\n        try:\n            if len(log) > n:\n                break\n"
+         "            return len(log)\n        finally:\n            log.append(0)", ["([], 0)", "([1], 0)", "([1], 5)"]),
+    Case("blockstack_while_test_try_break_return_finally",
+         "def f(log, n):\n    while len(log) < n:\n        try:\n            if len(log) > 2:\n                break\n"
+         "            return len(log)\n        finally:\n            log.append(0)\n    return -1",
+         ["([], 1)", "([1, 2, 3], 5)", "([1], 0)"]),
+    Case("blockstack_while_true_try_return_except",
+         "def f(log):\n    while True:\n        try:\n            return 1 // len(log)\n        except ZeroDivisionError:\n"
+         "            return -1", ["([],)", "([1],)", "(None,)"]),
+    Case("blockstack_while_true_with_return",
+         "def f(log):\n    while True:\n        with Swallow():\n            log.append(0)\n"
+         "            return 1 // (len(log) - 1)\n" + SWALLOW, ["([],)", "([1],)"]),
+    # The loop's first block starts the try body: its test is the body's ``if``, no while test.
+    Case("blockstack_while_true_try_starts_with_break_except",
+         "def f(log, n):\n    while True:\n        try:\n            if len(log) > n:\n                break\n"
+         "            log.append(1)\n        except ValueError:\n            log.append(2)", ["([], 3)", "([1], 0)"]),
+    Case("blockstack_while_true_try_starts_with_break_finally",
+         "def f(log, n):\n    while True:\n        try:\n            if len(log) > n:\n                break\n"
+         "            log.append(1)\n        finally:\n            log.append(0)", ["([], 3)", "([1], 0)"]),
+    Case("blockstack_while_true_try_break_code_finally",
+         "def f(log, n):\n    while True:\n        try:\n            if len(log) > n:\n                break\n"
+         "            log.append(1)\n        finally:\n            log.append(0)\n    return log",
+         ["([], 3)", "([1], 0)"]),
+    Case("blockstack_while_true_try_continue_return_finally",
+         "def f(log, n):\n    while True:\n        try:\n            if len(log) < n:\n                continue\n"
+         "            return len(log)\n        finally:\n            log.append(0)", ["([], 3)", "([1], 0)"]),
 ]

@@ -156,6 +156,26 @@ def end_finally_next(cfg: CFG, block: Block) -> List[Block]:
     return [after] if not after.preds else []
 
 
+def dead_jump_back(cfg: CFG, block: Block) -> Optional[Block]:
+    """3.8: the loop header that the unreached jump after ``block``'s ``END_FINALLY`` goes back to.
+
+    A loop whose body is a try statement that always leaves (``while True: try: return x
+    finally: ...``) keeps its jump back after the handler's ``END_FINALLY``, where only the
+    end of the try body (``BEGIN_FINALLY``) would go on. No edge reaches the jump, yet the
+    loop is there: the handler, which its header dominates, counts as jumping back.
+    None when ``block`` is no such handler end.
+    """
+    after = end_finally_next(cfg, block)
+    if not after or not after[0].is_lone_jump() or block not in cfg.dom:
+        return None
+    header = after[0].jump
+    if header is None or header.index > block.index or not cfg.dom.dominates(header, block):
+        return None
+    if header.instrs[0].op == "FOR_ITER":
+        return None  # a for loop is one without its jump back (see `back_edges`)
+    return header
+
+
 def advance(block: Optional[Block], index: int):
     """The position after ``block.instrs[index]`` when control falls through."""
     if block is None:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Dict, List, Optional
 
 from framescope.decompiler.graph.cfg import CFG, Block, postdominators
 from framescope.decompiler.graph.handlers import HandlerMap
+from framescope.decompiler.graph.normalize import dead_jump_back
 from framescope.decompiler.simulate.simulator import Simulator
 from framescope.errors import DecompilationError
 
@@ -62,6 +63,9 @@ def back_edges(cfg: CFG) -> Dict[Block, List[Block]]:
         for succ in block.succs():
             if cfg.dom.dominates(succ, block):
                 edges.setdefault(succ, []).append(block)
+        header = dead_jump_back(cfg, block)
+        if header is not None:  # 3.8: the loop's jump back follows the handler, unreached
+            edges.setdefault(header, []).append(block)
     for block in cfg.blocks:
         if block.instrs[0].op == "FOR_ITER" and len(block.instrs) == 1 and block not in edges:
             # A ``for`` whose body always returns or breaks never loops back; it is a loop all the same.

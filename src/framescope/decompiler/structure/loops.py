@@ -156,6 +156,10 @@ class LoopBuilder:
             return
         if target is None and self.returns_through_finally(succ):
             return  # a ``return`` that runs the finally body of a try around the loop first
+        after = self.break_through_finally(succ)
+        if target is None and after is not None:
+            tally.note(after, succ)  # 3.8: a ``break`` that runs the finally body first
+            return
         if target is None:
             breaks = is_for and (break_exit(block) is succ or pops_and_jumps(block, succ))
             if breaks and block.jump is None and succ.last.op == "RETURN_VALUE" and not falls_into(exit, succ):
@@ -180,8 +184,20 @@ class LoopBuilder:
             after = self.ctx.cfg.finally_after[block]
             if after is None:
                 return False  # the finally body never completes: nothing tells a return from a break
+            if versions.FINALLY_SUBROUTINES and jumps_on_after_copy(block, after):
+                return False  # 3.8: a ``break`` jumps on after the copy; a return falls into its value
             block, seen = after, seen + 1
         return seen > 0 and leaves_function(block)
+
+    def break_through_finally(self, block: Block) -> Optional[Block]:
+        """Where a ``break`` that starts at ``block`` with a copy of a finally body goes on (3.8):
+        the code that ``CALL_FINALLY``'s caller jumps to after it. None when ``block`` is no such copy."""
+        if not versions.FINALLY_SUBROUTINES or block not in self.ctx.cfg.called_finally:
+            return None
+        after = self.ctx.cfg.finally_after.get(block)
+        if after is None or not jumps_on_after_copy(block, after):
+            return None
+        return after
 
     def clause_exits(self, header: Block, body: Set[Block]) -> Tuple[Set[Block], List[Block]]:
         """The blocks of the except clauses of the try statements in a ``while True`` loop that
@@ -450,7 +466,7 @@ class LoopBuilder:
 
     def while_loop(self, header: Block, body: Set[Block], state: State) -> Optional[Block]:
         cond = None
-        if header.last.is_pop_jump():
+        if header.last.is_pop_jump() and not self.starts_try_body(header):
             probe = State(state.stack)
             try:
                 for ins in header.instrs[:-1]:
@@ -496,6 +512,21 @@ class LoopBuilder:
             self.ctx.loops.pop()
         node = ast.While(test=cond.expr, body=body_state.stmts or [ast.Pass()], orelse=[])
         return self.loop_else(node, exit, brk, state)
+
+    def starts_try_body(self, header: Block) -> bool:
+        """Whether ``header`` starts the body of a try statement in its loop: the header is
+        protected, but a jump back, after the statement's body, is not. The loop jumps back
+        to the statement's start, so the header's test is an ``if`` of the try body (``while
+        True: try: if t: break``), not a ``while`` test, which no handler covers."""
+        if header.handler is None:
+            return False
+        for latch in self.ctx.back_edges[header]:
+            current, seen = latch.handler, 0
+            while current is not None and current != header.handler and seen < 100:
+                current, seen = self.ctx.hmap.block(current).handler, seen + 1
+            if current != header.handler:
+                return True
+        return False
 
     def through_clauses(self, header: Block, body: Set[Block]) -> Set[Block]:
         """``body`` and the blocks that get back to ``header`` only through an except clause.
@@ -548,6 +579,14 @@ class ExitTally:
         else:
             self.count(tail)
         return True
+
+
+def jumps_on_after_copy(copy: Block, after: Block) -> bool:
+    """Whether the copy of a finally body that ``CALL_FINALLY`` ran from ``copy`` on (3.8) gets to
+    ``after`` by a jump of the code that called it (``break``, ``continue``), not by going on
+    into the rest of a ``return``."""
+    return any(p.jump is after and p.last.op == "JUMP" and not p.last.called_finally and p.instrs[0].called_finally
+               for p in reachable([copy], stop=after) if p is not after)
 
 
 def comprehension_kind(value) -> Optional[str]:
