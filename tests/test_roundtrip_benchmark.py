@@ -130,6 +130,9 @@ def test_a_slow_round_trip_is_stopped():
 #: written order, tests not folded across an exit, returns written in each arm): the output
 #: recompiles to the very instructions.
 LAYOUT_SOURCES = [
+    # A while loop with an else in a generator: the generator's own handler (3.12+) starts no try.
+    "def f(mods, skip):\n    for m in mods:\n        name = g(m)\n        while not ok(name):\n            old = name\n"
+    "            name = up(name)\n            if name == old:\n                break\n        else:\n            yield name",
     # An except clause that breaks, and a break after the try (3.11+ took the first for a copy).
     "def f(classes, atts):\n    for i, cls in enumerate(classes):\n        if cls.startswith('x'):\n"
     "            try:\n                n = g(cls)\n            except ValueError:\n                break\n"

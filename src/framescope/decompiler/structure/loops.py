@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Set, Tuple
 from framescope.decompiler.frontend import versions
 from framescope.decompiler.frontend.instructions import Handler
 from framescope.decompiler.graph.cfg import Block, natural_loop
-from framescope.decompiler.graph.handlers import TRY
+from framescope.decompiler.graph.handlers import IMPLICIT, TRY
 from framescope.decompiler.graph.normalize import same_run
 from framescope.decompiler.graph.traversal import reachable, successors_and_handler
 from framescope.decompiler.simulate import values as v
@@ -517,8 +517,9 @@ class LoopBuilder:
         """Whether ``header`` starts the body of a try statement in its loop: the header is
         protected, but a jump back, after the statement's body, is not. The loop jumps back
         to the statement's start, so the header's test is an ``if`` of the try body (``while
-        True: try: if t: break``), not a ``while`` test, which no handler covers."""
-        if header.handler is None:
+        True: try: if t: break``), not a ``while`` test, which no handler covers. Handlers that
+        belong to no statement (a 3.12+ generator's, an except clause's clean-up) do not count."""
+        if header.handler is None or self.ctx.hmap.kind(header.handler) == IMPLICIT:
             return False
         for latch in self.ctx.back_edges[header]:
             current, seen = latch.handler, 0
