@@ -5,11 +5,12 @@ copy short exits), or pops and a jump; a ``return`` from inside a loop pops the 
 first. `loops.LoopBuilder` decides with these predicates which block is the loop's exit,
 which jumps are breaks and which blocks are copies of the code after the loop.
 """
-from typing import List, Optional, Set, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 from framescope.decompiler.frontend.instructions import Handler, Instr
 from framescope.decompiler.graph.cfg import Block
 from framescope.decompiler.graph.normalize import STATEMENT_ENDS, same_run
+from framescope.decompiler.graph.traversal import reachable
 
 
 def returns_after_statements(instrs: List[Instr]) -> bool:
@@ -234,3 +235,45 @@ def trampoline_target(block: Block) -> Optional[Block]:
         return block.jump
     return None
 
+
+class ExitTally:
+    """The ways out of a loop's body, by where they go; the loop's own exit is not counted."""
+
+    def __init__(self, exit: Optional[Block], enclosing: Set[Handler]) -> None:
+        self.exit = exit
+        #: The handlers around the loop (see `copied_tail`).
+        self.enclosing = enclosing
+        #: Target → how many ways out go there.
+        self.counts: Dict[Block, int] = {}
+        #: Target → the blocks that jump there.
+        self.via: Dict[Block, Set[Block]] = {}
+
+    def count(self, target: Block) -> None:
+        if target is not self.exit:
+            self.counts[target] = self.counts.get(target, 0) + 1
+
+    def note(self, target: Block, block: Block) -> None:
+        """One more way out to ``target``, from ``block``."""
+        self.count(target)
+        self.via.setdefault(target, set()).add(block)
+
+    def break_copy(self, block: Block) -> bool:
+        """Count a ``break`` followed by a copy of the code after the loop; whether ``block`` is one."""
+        last, run = straight_run(block)
+        index = break_copy(run, self.exit, self.enclosing) if not last.succs() else None
+        if index is None:
+            return False
+        tail = copied_tail(run[index + 1:], self.exit, self.enclosing)
+        if index == 0:
+            self.note(tail, block)
+        else:
+            self.count(tail)
+        return True
+
+
+def jumps_on_after_copy(copy: Block, after: Block) -> bool:
+    """Whether the copy of a finally body that ``CALL_FINALLY`` ran from ``copy`` on (3.8) gets to
+    ``after`` by a jump of the code that called it (``break``, ``continue``), not by going on
+    into the rest of a ``return``."""
+    return any(p.jump is after and p.last.op == "JUMP" and not p.last.called_finally and p.instrs[0].called_finally
+               for p in reachable([copy], stop=after) if p is not after)

@@ -23,9 +23,9 @@ from framescope.decompiler.structure.comprehensions import build as build_compre
 from framescope.decompiler.structure.comprehensions import collect as collect_generators
 from framescope.decompiler.structure.conditions import collect_condition
 from framescope.decompiler.structure.loop_exits import (
-    after_breaks, break_copy, break_exit, copied_tail, enters_statement, falls_into, leaves_function, leaves_try_to,
-    lifts_value, pops_and_jumps, returns_after_statements, returns_from_loops, same_to_end,
-    straight_run, trampoline_target)
+    after_breaks, break_copy, break_exit, copied_tail, enters_statement, ExitTally, falls_into,
+    jumps_on_after_copy, leaves_function, leaves_try_to, lifts_value, pops_and_jumps, returns_after_statements,
+    returns_from_loops, same_to_end, straight_run, trampoline_target)
 from framescope.errors import DecompilationError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -545,49 +545,6 @@ class LoopBuilder:
     def walk_body(self, header: Block, state: State) -> None:
         """Walk a ``while True`` body, which starts at its header."""
         self.walker.walk(header, header, state, entering=True)
-
-
-class ExitTally:
-    """The ways out of a loop's body, by where they go; the loop's own exit is not counted."""
-
-    def __init__(self, exit: Optional[Block], enclosing: Set[Handler]) -> None:
-        self.exit = exit
-        #: The handlers around the loop (see `copied_tail`).
-        self.enclosing = enclosing
-        #: Target → how many ways out go there.
-        self.counts: Dict[Block, int] = {}
-        #: Target → the blocks that jump there.
-        self.via: Dict[Block, Set[Block]] = {}
-
-    def count(self, target: Block) -> None:
-        if target is not self.exit:
-            self.counts[target] = self.counts.get(target, 0) + 1
-
-    def note(self, target: Block, block: Block) -> None:
-        """One more way out to ``target``, from ``block``."""
-        self.count(target)
-        self.via.setdefault(target, set()).add(block)
-
-    def break_copy(self, block: Block) -> bool:
-        """Count a ``break`` followed by a copy of the code after the loop; whether ``block`` is one."""
-        last, run = straight_run(block)
-        index = break_copy(run, self.exit, self.enclosing) if not last.succs() else None
-        if index is None:
-            return False
-        tail = copied_tail(run[index + 1:], self.exit, self.enclosing)
-        if index == 0:
-            self.note(tail, block)
-        else:
-            self.count(tail)
-        return True
-
-
-def jumps_on_after_copy(copy: Block, after: Block) -> bool:
-    """Whether the copy of a finally body that ``CALL_FINALLY`` ran from ``copy`` on (3.8) gets to
-    ``after`` by a jump of the code that called it (``break``, ``continue``), not by going on
-    into the rest of a ``return``."""
-    return any(p.jump is after and p.last.op == "JUMP" and not p.last.called_finally and p.instrs[0].called_finally
-               for p in reachable([copy], stop=after) if p is not after)
 
 
 def comprehension_kind(value) -> Optional[str]:
