@@ -53,6 +53,12 @@ class Instr:
         """A load of a local the compiler made borrowed (``LOAD_FAST_BORROW``, 3.14+)."""
         return self.raw in BORROWING_LOADS
 
+    def is_end_finally(self) -> bool:
+        """3.8's ``END_FINALLY`` (canonically ``RERAISE``, see `finally38`): it ends a handler,
+        and goes on with the code laid out after it when nothing is to be re-raised
+        (`versions.HANDLER_END_FALLS_THROUGH`)."""
+        return self.raw == "END_FINALLY"
+
     def is_final(self) -> bool:
         """Control never falls through to the next instruction."""
         return self.op in TERMINATORS

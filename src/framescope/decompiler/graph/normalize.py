@@ -149,7 +149,7 @@ def end_finally_next(cfg: CFG, block: Block) -> List[Block]:
     """3.8: the block after ``block``'s ``END_FINALLY`` (now ``RERAISE``), where it goes on when
     there is nothing to re-raise: after a try statement whose body and clauses all leave, the
     copy of an enclosing finally body that no other path reaches."""
-    if not (versions.HANDLER_END_FALLS_THROUGH and block.last.op == "RERAISE" and block.last.raw == "END_FINALLY"
+    if not (versions.HANDLER_END_FALLS_THROUGH and block.last.is_end_finally()
             and block.index + 1 < len(cfg.blocks)):
         return []
     after = cfg.blocks[block.index + 1]

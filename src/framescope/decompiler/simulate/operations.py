@@ -14,8 +14,8 @@ from framescope.decompiler.simulate import values as v
 from framescope.decompiler.simulate.expressions import pinned_compare
 from framescope.decompiler.simulate.state import (
     AssertionErrorName, BINOPS, CMPOPS, COMPREHENSIONS, ClassBody, ClassValue, CompAppend, DEAD, State,
-    TupleGroup, UNARY, const, const_expr, const_value, is_class_body, is_definition, make_slice, name,
-    set_items,
+    TupleGroup, UNARY, const, const_expr, const_value, is_class_body, is_constant, is_definition, make_slice,
+    name, set_items,
 )
 from framescope.errors import DecompilationError
 
@@ -83,8 +83,8 @@ class ValueSimulator:
         value = ins.arg
         if isinstance(value, CodeType):
             state.push(value)  # consumed by MAKE_FUNCTION
-            return
-        state.push(const_expr(value))
+        else:
+            state.push(const_expr(value))
 
     def op_LOAD_COMMON_CONSTANT(self, ins: Instr, state: State) -> None:
         node = name(ins.arg)
@@ -538,11 +538,6 @@ class ValueSimulator:
             state.push(self.nested_class([args[0].func] + args[1:], keywords))
             return
         state.push(ast.Call(func=func, args=args, keywords=keywords))
-
-
-def is_constant(node: ast.expr) -> bool:
-    """Whether ``node`` spells a constant (a tuple of constants included)."""
-    return isinstance(node, ast.Constant) or (isinstance(node, ast.Tuple) and all(map(is_constant, node.elts)))
 
 
 def written_starred(star: ast.expr) -> bool:

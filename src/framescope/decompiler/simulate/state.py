@@ -232,6 +232,11 @@ def const_expr(value: Any) -> ast.expr:
     return ast.Constant(value=value)
 
 
+def is_constant(node: Any) -> bool:
+    """Whether ``node`` spells a constant (a tuple of constants included): one `const_value` reads."""
+    return isinstance(node, ast.Constant) or (isinstance(node, ast.Tuple) and all(map(is_constant, node.elts)))
+
+
 def const_value(node: Any) -> Any:
     """The Python value of a constant expression (tuples of constants included)."""
     if isinstance(node, ast.Constant):

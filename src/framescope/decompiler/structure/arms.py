@@ -244,11 +244,6 @@ def is_substantial(body: List[ast.stmt]) -> bool:
                                                  ast.AsyncWith)) for s in body)
 
 
-def arm_leaves_function(arm: List[ast.stmt]) -> bool:
-    """Whether an arm ends with a return or raise of its own."""
-    return bool(arm) and isinstance(arm[-1], (ast.Return, ast.Raise))
-
-
 def ends_control(body: List[ast.stmt]) -> bool:
     """Whether a statement list always leaves (its last statement returns, raises, breaks...)."""
     if not body:

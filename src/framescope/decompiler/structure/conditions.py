@@ -31,6 +31,7 @@ from framescope.decompiler.simulate import marks
 from framescope.decompiler.simulate import values as v
 from framescope.decompiler.simulate.expressions import is_pinned, negate, negate_last
 from framescope.decompiler.simulate.state import State
+from framescope.decompiler.structure.try_exits import ends_like
 from framescope.errors import DecompilationError
 
 if TYPE_CHECKING:
@@ -372,8 +373,7 @@ def ends_in_copy(block: Block, exit: Block) -> bool:
     """Whether ``block`` ends with a copy of ``exit``, a block that ends the function (3.10+
     copies a short exit, as the end of a returned expression or the clean-up of an except
     clause before a return, into the ways there)."""
-    n = len(exit.instrs)
-    return not exit.succs() and len(block.instrs) >= n and same_run(block.instrs[len(block.instrs) - n:], exit.instrs)
+    return not exit.succs() and ends_like(block, exit.instrs)
 
 
 def continue_jumped_to(cond: Cond, header: Block) -> bool:
@@ -390,18 +390,6 @@ def pass_arm_jump(cond: Cond, end: Optional[Block]) -> bool:
     jump = cond.via.get("true")
     return jump is not None and jump is jump_laid_out_after(cond.last_test()) and jump.jump is end \
         and end.index > jump.index
-
-
-def jump_after_chain(cond: Cond) -> Optional[Block]:
-    """The lone jump laid out right after the last test of a chain when it goes past the other
-    arm: a ``pass`` arm's way past the ``else`` (``elif a and b: pass``), where the jump a
-    chained comparison's last test falls into goes to the start of its body."""
-    fall = jump_laid_out_after(cond.last_test())
-    if fall is None:
-        return None
-    target = follow_jumps(fall)
-    other = cond.false_block if cond.true_block in (fall, target) else cond.true_block
-    return fall if other is not None and target.index > other.index else None
 
 
 def jumps_per_test(cond: Cond) -> bool:

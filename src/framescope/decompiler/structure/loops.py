@@ -333,8 +333,8 @@ class LoopBuilder:
         if not versions.COPIES_EXITS or region is None or exit is None or region.contains(block) \
                 or not any(region.contains(b) for b in body):
             return None
-        current, seen = exit, 0
-        while current is not None and seen < 20 and not enters_statement(current, self.enclosing()):
+        current, seen, enclosing = exit, 0, self.enclosing()
+        while current is not None and seen < 20 and not enters_statement(current, enclosing):
             if current is not block and same_run(current.instrs, block.instrs) and same_to_end(block, current):
                 return current
             current = current.fall if current.fall is not None else current.jump

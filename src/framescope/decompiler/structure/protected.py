@@ -213,7 +213,7 @@ class ProtectedBuilder:
         ops = [ins.op for ins in hblock.instrs]
         if "WITH_EXCEPT_START" not in ops:
             return None
-        if hblock.last.raw == "END_FINALLY":
+        if hblock.last.is_end_finally():
             # 3.8: ``END_FINALLY`` goes on with the next instruction when nothing is to be re-raised.
             nxt = hblock.index + 1
             return self.ctx.cfg.blocks[nxt] if nxt < len(self.ctx.cfg.blocks) else None

@@ -91,7 +91,7 @@ class UnreachedCode:
         after the statement; later versions end the handler with ``RERAISE``.
         """
         block = self.no_match(hblock)
-        if block is None or block.last.raw != "END_FINALLY":
+        if block is None or not block.last.is_end_finally():
             return None
         return self.after_end_finally(block)
 
@@ -104,7 +104,7 @@ class UnreachedCode:
         if not versions.HANDLER_END_FALLS_THROUGH:
             return None
         ends = [b for b in reachable([hblock]) if b.index >= hblock.index and b.handler == hblock.handler
-                and b.last.op == "RERAISE" and b.last.raw == "END_FINALLY"]
+                and b.last.is_end_finally()]
         # Only the finally body's own END_FINALLY is reached without an exception: those of
         # the statements inside it end their handlers.
         return self.after_end_finally(ends[0]) if len(ends) == 1 else None
@@ -141,7 +141,7 @@ class UnreachedCode:
         block, seen = hblock, 0
         while block is not None and block.last.op == "POP_JUMP_IF_FALSE" and seen < 50:
             block, seen = block.jump, seen + 1  # the next except clause's type test
-        if block is None or block.last.raw != "END_FINALLY" or block.index + 1 >= len(self.ctx.cfg.blocks):
+        if block is None or not block.last.is_end_finally() or block.index + 1 >= len(self.ctx.cfg.blocks):
             return False
         dead = self.ctx.cfg.blocks[block.index + 1]  # (or reached from the body alone)
         return (all(p.index < hblock.index for p in dead.preds) and dead.is_lone_jump()
@@ -163,7 +163,7 @@ def code_after_handler(blocks: List[Block], first: Block, other: Block) -> Optio
         after, before = before.jump, blocks[before.index - 1]
         if after is None or after.index <= other.index:
             return None
-    return after if before.last.op == "RERAISE" and before.last.raw == "END_FINALLY" else None
+    return after if before.last.is_end_finally() else None
 
 
 def is_exit_call(ins: Instr) -> bool:
