@@ -210,6 +210,12 @@ LAYOUT_SOURCES = [
     "def f(rules, key):\n    for f, value in rules:\n        if key in f:\n            return value\n    return None",
     "def f(s):\n    assert s.a is False\n    assert s.b in s.c, 'no'\n    return s",
     # Clauses that all leave: the code after the body is its else clause or follows the statement.
+    # 3.12+ lays both out alike; the numbering of the locals tells which one was written.
+    "def f(self, key):\n    try:\n        g(key)\n    except OSError as exc:\n        self.warn(exc)\n        return\n"
+    "    data = h(key)\n    try:\n        f = self.open(data)\n    except OSError as exc:\n        self.warn(exc)\n"
+    "    else:\n        f.write(data)",
+    "def f(args):\n    try:\n        config = g(args)\n    except E as e:\n        tw = h(e)\n        return tw\n"
+    "    else:\n        ret = config.run()\n        return ret",
     "def f(self, a):\n    try:\n        g(a)\n    except E:\n        pass\n    else:\n        raise V(self)",
     "def f(self, a):\n    try:\n        g(a)\n    except E:\n        return 1\n    h(self)",
     pytest.param("def f(self, xs):\n    for a in xs:\n        try:\n            g(a)\n        except E:\n"

@@ -14,6 +14,7 @@ from typing import List
 
 from framescope.decompiler.emit.annotations import class_annotations, stored_annotations, stringified
 from framescope.decompiler.emit.final_else import restore_final_else
+from framescope.decompiler.emit.try_else import place_after_try
 from framescope.decompiler.frontend import versions
 from framescope.decompiler.frontend.bytecode import instructions, is_jump
 from framescope.decompiler.frontend.opcodes import sets_up_annotations
@@ -187,6 +188,7 @@ def function_body(code: CodeType, body: List[ast.stmt]) -> List[ast.stmt]:
     if matches:  # the cases of a match statement that ends the function may end with its return
         hoist_match_tail(body[matches[-1]], body, matches[-1] + 1, returns=True)
     body = restore_final_else(code, body)
+    body = place_after_try(code, body)
     if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_ASYNC_GENERATOR) and not contains_yield(body):
         # A generator whose yields were all unreachable: keep it a generator.
         body.append(ast.If(test=ast.Constant(value=False), body=[ast.Expr(value=ast.Yield(value=None))],

@@ -92,6 +92,9 @@ COPIES_EXITS = PY >= (3, 10)
 #: and only an else clause comes between the body and them (up to 3.11); 3.12+ lays out both
 #: right after the body.
 ELSE_BEFORE_CLAUSES = PY < (3, 12)
+#: The code generator emits a try statement's else clause before its except clauses (3.11+;
+#: before, after them): the locals first used in the else clause are numbered first.
+ELSE_GENERATED_FIRST = PY >= (3, 11)
 #: A ``return <constant>`` that ends a try body is laid out after the protected range, before
 #: the handler (up to 3.13; 3.12-3.13 spell it ``RETURN_CONST``); 3.14 may put the code after
 #: the statement there too.
