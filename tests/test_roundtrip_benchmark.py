@@ -281,6 +281,14 @@ LAYOUT_SOURCES = [
                  "        except ZeroDivisionError:\n            return -1",
                  marks=pytest.mark.xfail(sys.version_info[:2] == (3, 9), strict=True,
                                          reason="3.9 keeps the unreached jump back, which the output drops")),
+    # A break and a continue through the finally body of a try in while True; a break out of
+    # while True that a try/finally contains (3.12+ lay the code after the loop out in place).
+    "def f(log, n):\n    while True:\n        try:\n            if len(log) > n:\n                break\n"
+    "            log.append(1)\n        finally:\n            log.append(0)\n    return log",
+    "def f(log, n):\n    while True:\n        try:\n            if len(log) < n:\n                continue\n"
+    "            return len(log)\n        finally:\n            log.append(0)",
+    "def f(items):\n    log = []\n    try:\n        while True:\n            log.append(items.pop())\n"
+    "            if len(log) > 2:\n                break\n    finally:\n        log.append('end')\n    return log",
     "def f(self, data, silent, cache):\n    try:\n        rv = self.loads(data)\n    except ValueError as e:\n"
     "        if silent:\n            rv = None\n            if cache:\n                self._c = (self._c[0], rv)\n"
     "        else:\n            rv = self.fail(e)\n            if cache:\n                self._c = (rv, self._c[1])\n"

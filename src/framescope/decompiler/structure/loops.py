@@ -23,12 +23,14 @@ from framescope.decompiler.structure.comprehensions import build as build_compre
 from framescope.decompiler.structure.comprehensions import collect as collect_generators
 from framescope.decompiler.structure.conditions import collect_condition
 from framescope.decompiler.structure.loop_exits import (
-    after_breaks, break_copy, break_exit, copied_tail, enters_statement, ExitTally, falls_into,
-    jumps_on_after_copy, leaves_function, leaves_try_to, lifts_value, pops_and_jumps, returns_after_statements,
-    returns_from_loops, same_to_end, straight_run, trampoline_target)
+    after_breaks, break_copy, break_exit, copied_tail, enters_statement, ExitTally, falls_into, leaves_function,
+    leaves_try_to, lifts_value, pops_and_jumps, returns_after_statements, returns_from_loops, same_to_end, straight_run,
+    trampoline_target)
+from framescope.decompiler.structure.finally_exits import break_through_finally, returns_through_finally
 from framescope.errors import DecompilationError
 
 if TYPE_CHECKING:  # pragma: no cover
+    from framescope.decompiler.structure.conditions import Cond
     from framescope.decompiler.structure.context import StructureContext
     from framescope.decompiler.structure.statements import Structurer
 
@@ -154,11 +156,11 @@ class LoopBuilder:
                 return  # pops the iterators of loops around this one too, then returns
             tally.note(copy or exit, succ)
             return
-        if target is None and self.returns_through_finally(succ):
+        if target is None and returns_through_finally(self.ctx.cfg, succ):
             return  # a ``return`` that runs the finally body of a try around the loop first
-        after = self.break_through_finally(succ)
+        after = break_through_finally(self.ctx, succ, self.enclosing())
         if target is None and after is not None:
-            tally.note(after, succ)  # 3.8: a ``break`` that runs the finally body first
+            tally.note(after, succ)  # a ``break`` that runs the finally body first
             return
         if target is None:
             breaks = is_for and (break_exit(block) is succ or pops_and_jumps(block, succ))
@@ -175,29 +177,24 @@ class LoopBuilder:
             return  # runs on a deeper stack than the loop's: inside an except clause, not after the loop
         tally.note(target, succ)
 
-    def returns_through_finally(self, block: Block) -> bool:
-        """Whether ``block`` starts a copy of a finally body (3.9+) that goes on to return or raise.
+    def guard_through_finally(self, cond: "Cond", true_end: Optional[Block],
+                              false_end: Optional[Block]) -> Tuple[Optional[Block], Optional[Block]]:
+        """The arm ends of ``cond`` in a try body, once an arm that is a ``continue`` or ``break``
+        through the finally body is written as one (``if t: continue`` then ``return x``).
 
-        A ``break`` leaving the try statement runs the copy too, but then jumps on."""
-        seen = 0
-        while block in self.ctx.cfg.finally_copies and seen < 10:
-            after = self.ctx.cfg.finally_after[block]
-            if after is None:
-                return False  # the finally body never completes: nothing tells a return from a break
-            if versions.FINALLY_SUBROUTINES and jumps_on_after_copy(block, after):
-                return False  # 3.8: a ``break`` jumps on after the copy; a return falls into its value
-            block, seen = after, seen + 1
-        return seen > 0 and leaves_function(block)
-
-    def break_through_finally(self, block: Block) -> Optional[Block]:
-        """Where a ``break`` that starts at ``block`` with a copy of a finally body goes on (3.8):
-        the code that ``CALL_FINALLY``'s caller jumps to after it. None when ``block`` is no such copy."""
-        if not versions.FINALLY_SUBROUTINES or block not in self.ctx.cfg.called_finally:
-            return None
-        after = self.ctx.cfg.finally_after.get(block)
-        if after is None or not jumps_on_after_copy(block, after):
-            return None
-        return after
+        That arm runs a copy of the finally body, laid out before the other arm, which leaves
+        in place; the copy on the body's own way out would come after its last statement."""
+        ends = [true_end, false_end]
+        arms = ((cond.true_state, cond.false_block), (cond.false_state, cond.true_block))
+        for i, (state, other) in enumerate(arms):
+            end = ends[i]
+            if end is None or ends[1 - i] is not None or other is None or not self.ctx.loops \
+                    or end not in self.ctx.cfg.finally_copies or not cond.head.index < end.index < other.index:
+                continue
+            path = self.walker.protected_builder.exit_path(end)
+            if path and self.loop_control(path[-1], None) is not None:
+                ends[i] = self.walker.protected_builder.finish_exit(path, state)
+        return ends[0], ends[1]
 
     def clause_exits(self, header: Block, body: Set[Block]) -> Tuple[Set[Block], List[Block]]:
         """The blocks of the except clauses of the try statements in a ``while True`` loop that

@@ -20,7 +20,8 @@ from framescope.decompiler.simulate.state import State
 from framescope.decompiler.structure.arms import ends_control
 from framescope.decompiler.structure.clauses import TRY_NODES, leaving_by, strip_name_cleanup, strip_reraise, without_pass
 from framescope.decompiler.structure.try_exits import (
-    breaks_out, copy_source, ends_like, leaves_clause, left_try_first, normal_with_exit, outside_with, pops_iterators)
+    breaks_out, continues_through_finally, copy_source, ends_like, leaves_clause, left_try_first, normal_with_exit,
+    outside_with, pops_iterators)
 from framescope.decompiler.structure.starclauses import StarClauseBuilder, code_after, is_star_handler
 from framescope.decompiler.structure.unreached import UnreachedCode
 
@@ -137,7 +138,8 @@ class ProtectedBuilder:
             # Up to 3.10 the jump back of a loop around the try comes after its POP_BLOCK.
             return False
         loop = natural_loop(header, self.ctx.back_edges[header], self.ctx.cfg.blocks)
-        if self.ctx.hmap.block(handler) in loop:
+        hblock = self.ctx.hmap.block(handler)
+        if hblock in loop or continues_through_finally(self.ctx.cfg, hblock, header):
             return True
         if versions.EXCEPTION_TABLE and all(self.ctx.hmap.covers(b, handler) for b in loop):
             # The whole loop is protected, back edges included: a try around a loop left

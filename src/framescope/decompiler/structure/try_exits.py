@@ -9,7 +9,7 @@ from typing import List, Optional
 
 from framescope.decompiler.frontend import versions
 from framescope.decompiler.frontend.instructions import JUMPS, OR_POP_JUMPS, POP_JUMPS, Instr
-from framescope.decompiler.graph.cfg import Block
+from framescope.decompiler.graph.cfg import CFG, Block
 from framescope.decompiler.graph.normalize import same_run
 from framescope.decompiler.graph.traversal import reachable
 from framescope.decompiler.simulate import values as v
@@ -118,3 +118,11 @@ def outside_with(stack: list) -> list:
     if stack and isinstance(stack[-1], v.WithExit):
         stack = stack[:-1]  # ``__exit__`` was pushed below the entered value
     return stack
+
+
+def continues_through_finally(cfg: CFG, hblock: Block, header: Block) -> bool:
+    """Whether a copy of the finally body at ``hblock`` goes on at the loop ``header`` that the
+    statement's body starts at: a ``continue`` leaving the try statement (its body may return
+    otherwise, and no other way gets back), so the loop contains the statement."""
+    return any(handler is hblock and cfg.finally_after.get(copy) is header
+               for copy, handler in cfg.finally_copies.items())
