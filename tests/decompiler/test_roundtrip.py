@@ -11,9 +11,6 @@ PY = sys.version_info[:2]
 #: Cases the decompiler does not handle yet on some versions: name → (versions, reason).
 KNOWN_FAILURES = {
     "py314_try_finally_around_while_true": ({(3, 14)}, "3.14: a break out of while True inside try/finally is read as a return"),
-    "class_conditional_annotation": ({(3, 14)}, "3.14: annotations under a condition (__conditional_annotations__)"),
-    "exc_try_else_return_constants_in_try_except_as": (
-        {(3, 14)}, "3.14: a try statement whose clauses and else clause all return, inside a try (refused)"),
     "blockstack_while_true_try_break_code_finally": (
         {(3, 9), (3, 10), (3, 11), (3, 12), (3, 13), (3, 14)},
         "3.9+: a break out of while True through a finally body, to code after the loop, is read as a return"),
