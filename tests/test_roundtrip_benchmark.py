@@ -218,10 +218,9 @@ LAYOUT_SOURCES = [
     "    else:\n        ret = config.run()\n        return ret",
     "def f(self, a):\n    try:\n        g(a)\n    except E:\n        pass\n    else:\n        raise V(self)",
     "def f(self, a):\n    try:\n        g(a)\n    except E:\n        return 1\n    h(self)",
-    pytest.param("def f(self, xs):\n    for a in xs:\n        try:\n            g(a)\n        except E:\n"
-                 "            continue\n        else:\n            h(self)",
-                 marks=pytest.mark.xfail(sys.version_info < (3, 10), strict=True,
-                                         reason="3.8-3.9: an else clause in a loop comes out after the statement")),
+    "def f(self, xs):\n    for a in xs:\n        try:\n            g(a)\n        except E:\n"
+    "            continue\n        else:\n            h(self)",
+    "def f(self, xs):\n    for a in xs:\n        try:\n            g(a)\n        except E:\n            continue",
     "def f(self, other):\n    if isinstance(other, str):\n        try:\n            other = g(other)\n"
     "        except E:\n            return None\n    elif not h(other):\n        return None\n"
     "    return self.x == other.x",

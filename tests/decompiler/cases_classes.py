@@ -14,6 +14,10 @@ CASES: List[Case] = [
     Case("class_conditional_annotation",
          "def f(a):\n    class C:\n        x: int\n        if a:\n            w: float = 1.5\n"
          "    return sorted(C.__annotations__)", ["(1,)", "(0,)"]),
+    Case("class_conditional_annotation_arms",
+         "def f(a):\n    class C:\n        x: int\n        if a:\n            w: float\n        else:\n"
+         "            z: int = 3\n            q = 2\n        for i in a or ():\n            y: str = i\n"
+         "        v: int = 2\n    return sorted(C.__annotations__), C.v", ["((1,),)", "(0,)"]),
     Case("class_annotations_only",
          "def f():\n    class C:\n        x: int\n    return list(C.__annotations__)"),
     Case("class_dataclass",

@@ -10,9 +10,6 @@ PY = sys.version_info[:2]
 
 #: Cases the decompiler does not handle yet on some versions: name → (versions, reason).
 KNOWN_FAILURES = {
-    "class_conditional_annotation": ({(3, 14)}, "3.14: annotations under a condition (__conditional_annotations__)"),
-    "exc_try_else_return_constants_in_try_except_as": (
-        {(3, 14)}, "3.14: a try statement whose clauses and else clause all return, inside a try (refused)"),
 }
 
 

@@ -180,7 +180,8 @@ def nested(func: v.Function, target: Any = None, iterator: Optional[v.Iterator] 
             raise DecompilationError("comprehension called without its iterator", code_name=code.co_name)
         raise DecompilationError("function definition used as a value", code_name=code.co_name)
     if isinstance(target, ast.Name) and target.id == CLASS_ANNOTATE and code.co_name == "__annotate__":
-        return ClassAnnotations(items=annotate_items(body_of(code)))
+        conditional: dict = {}
+        return ClassAnnotations(items=annotate_items(body_of(code), conditional), conditional=conditional)
     if not isinstance(target, ast.Name) or target.id != code.co_name:
         raise DecompilationError("function stored under another name", code_name=code.co_name)
     return function_def(code, func, code.co_name)

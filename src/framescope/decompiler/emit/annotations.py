@@ -5,17 +5,22 @@ in ``__annotations__`` after the assignment it goes with: the statements read
 ``y = 'a'`` then ``__annotations__['y'] = str``. 3.14 leaves the annotations out of the
 body: an ``__annotate__`` function returns them (``if format > 2: raise
 NotImplementedError`` then the dict), stored as the class's ``__annotate_func__`` or a
-function's ``__annotate__``.
+function's ``__annotate__``. An annotation under a condition in a class body adds its
+number to the set ``__conditional_annotations__`` there, and ``__annotate__`` stores it
+only ``if <number> in __conditional_annotations__``.
 """
 import __future__
 import ast
 from types import CodeType
 from typing import Dict, List, Optional, Tuple
 
+from framescope.decompiler.simulate.state import CompAppend
 from framescope.errors import DecompilationError
 
 #: The name a 3.14 class body stores its annotation function under.
 CLASS_ANNOTATE = "__annotate_func__"
+#: The set of the numbers of the annotations under a condition that a 3.14 class body ran.
+CONDITIONAL = "__conditional_annotations__"
 
 #: (name, annotation) in source order.
 Annotations = List[Tuple[str, ast.expr]]
@@ -48,7 +53,7 @@ class ClassAnnotations(ast.stmt):
     """A 3.14 class body's annotations, where it stores ``__annotate_func__``; `class_annotations`
     turns them back into annotated assignments."""
 
-    _fields = ("items",)
+    _fields = ("items", "conditional")
 
 
 # --------------------------------------------------------------------------- up to 3.13
@@ -105,12 +110,14 @@ def annotated(key: str, annotation: ast.expr, value: Optional[ast.expr]) -> ast.
 
 # --------------------------------------------------------------------------- 3.14
 
-def annotate_items(body: List[ast.stmt]) -> Annotations:
+def annotate_items(body: List[ast.stmt],
+                   conditional: Optional[Dict[int, Tuple[str, ast.expr]]] = None) -> Annotations:
     """The annotations an ``__annotate__`` function's body returns, in order.
 
     Its statements read ``if format > 2: raise NotImplementedError``, then either
     ``return {'x': int, ...}`` (a function's) or ``{}['x'] = int`` ... ``return {}``,
-    stores into the one dict returned (a class's).
+    stores into the one dict returned (a class's). A class's stores under ``if <number>
+    in __conditional_annotations__`` go to ``conditional`` by number instead.
     """
     if not body or not is_format_check(body[0]) or not isinstance(body[-1], ast.Return):
         raise DecompilationError("annotation function of an unknown shape")
@@ -125,11 +132,30 @@ def annotate_items(body: List[ast.stmt]) -> Annotations:
         return list(zip(keys, returned.values))  # type: ignore[arg-type]
     items: Annotations = []
     for stmt in stores:
+        number = conditional_number(stmt) if conditional is not None else None
+        if number is not None:
+            stmt = stmt.body[0]  # type: ignore[attr-defined]
         key = stored_key(stmt, returned)
-        if key is None:  # a conditional annotation, or anything else
+        if key is None:  # a conditional annotation of a function, or anything else
             raise DecompilationError("annotation function of an unknown shape")
-        items.append((key, stmt.value))  # type: ignore[attr-defined]
+        if number is not None:
+            conditional[number] = (key, stmt.value)  # type: ignore[index, attr-defined]
+        else:
+            items.append((key, stmt.value))  # type: ignore[attr-defined]
     return items
+
+
+def conditional_number(stmt: ast.stmt) -> Optional[int]:
+    """``n`` for ``if n in __conditional_annotations__: <one statement>``, else None."""
+    if not (isinstance(stmt, ast.If) and not stmt.orelse and len(stmt.body) == 1):
+        return None
+    test = stmt.test
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.In)):
+        return None
+    number, place = test.left, test.comparators[0]
+    if not (isinstance(place, ast.Name) and place.id == CONDITIONAL and isinstance(number, ast.Constant)):
+        return None
+    return number.value if type(number.value) is int else None
 
 
 def is_format_check(stmt: ast.stmt) -> bool:
@@ -162,7 +188,7 @@ def class_annotations(body: List[ast.stmt], strings: bool = False) -> List[ast.s
     if len(found) > 1:
         raise DecompilationError("class body with two annotation functions")
     items = body[found[0]].items  # type: ignore[attr-defined]
-    rest = body[:found[0]] + body[found[0] + 1:]
+    rest = conditional_annotations(body[:found[0]] + body[found[0] + 1:], body[found[0]].conditional, strings)
     out: List[ast.stmt] = []
     position = 0
     for key, annotation in items:
@@ -176,3 +202,33 @@ def class_annotations(body: List[ast.stmt], strings: bool = False) -> List[ast.s
         position = match + 1
     return out + rest[position:]
 
+
+def conditional_annotations(body: List[ast.stmt], conditional: Dict[int, Tuple[str, ast.expr]],
+                            strings: bool) -> List[ast.stmt]:
+    """Put back, recursively, each annotation under a condition where the class body adds its
+    number to ``__conditional_annotations__`` (``CompAppend`` then the pop of the set), with
+    the assignment just before it when that stores its name."""
+    out: List[ast.stmt] = []
+    for stmt in body:
+        for field in ("body", "orelse", "finalbody"):
+            inner = getattr(stmt, field, None)
+            if isinstance(inner, list) and inner and not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                                           ast.ClassDef)):
+                setattr(stmt, field, conditional_annotations(inner, conditional, strings))
+        for clause in list(getattr(stmt, "handlers", ())) + list(getattr(stmt, "cases", ())):
+            clause.body = conditional_annotations(clause.body, conditional, strings)
+        if is_set_pop(stmt) and out and isinstance(out[-1], CompAppend) and out[-1].depth == 1:
+            number = out.pop().value  # type: ignore[attr-defined]
+            if not (isinstance(number, ast.Constant) and number.value in conditional):
+                raise DecompilationError("conditional annotation without its annotation")
+            key, annotation = conditional[number.value]
+            value = out.pop().value if out and assigned_name(out[-1]) == key else None  # type: ignore[attr-defined]
+            out.append(annotated(key, as_written(annotation) if strings else annotation, value))
+            continue
+        out.append(stmt)
+    return out
+
+
+def is_set_pop(stmt: ast.stmt) -> bool:
+    """Whether ``stmt`` pops the set of the annotations under a condition (after adding to it)."""
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Name) and stmt.value.id == CONDITIONAL

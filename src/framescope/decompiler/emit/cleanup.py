@@ -27,7 +27,7 @@ from framescope.decompiler.structure.comprehensions import build, collect
 from framescope.errors import DecompilationError
 
 CLASS_HIDDEN = ("__module__", "__qualname__", "__firstlineno__", "__static_attributes__", "__classdict__",
-                "__classdictcell__", "__type_params__")
+                "__classdictcell__", "__type_params__", "__conditional_annotations__")
 
 
 def clean_body(body: List[ast.stmt]) -> List[ast.stmt]:
@@ -101,7 +101,7 @@ def strip_trailing_continue(body: List[ast.stmt]) -> List[ast.stmt]:
         return body
     last = body[-1]
     if isinstance(last, ast.Continue):
-        return body[:-1]
+        return body if marks.marked(last, marks.WRITTEN_CONTINUE) else body[:-1]
     if isinstance(last, ast.If):
         if not marks.marked(last, marks.WRITTEN_ELSE):
             last.body = strip_trailing_continue(last.body) or [ast.Pass()]

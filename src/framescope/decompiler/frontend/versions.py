@@ -99,6 +99,10 @@ ELSE_GENERATED_FIRST = PY >= (3, 11)
 #: the handler (up to 3.13; 3.12-3.13 spell it ``RETURN_CONST``); 3.14 may put the code after
 #: the statement there too.
 CONSTANT_RETURN_BEFORE_HANDLER = PY < (3, 14)
+#: A ``return <constant>`` out of a try statement shows that it leaves the statement: its
+#: ``POP_BLOCK`` comes before the constant (up to 3.10), or the constant is loaded after the
+#: protected range and not read as the body's own (3.14, see `CONSTANT_RETURN_BEFORE_HANDLER`).
+CONSTANT_RETURN_LEAVES_TRY = not EXCEPTION_TABLE or not CONSTANT_RETURN_BEFORE_HANDLER
 #: ``LOAD_CONST; RETURN_VALUE`` is folded into ``RETURN_CONST`` before the return of a
 #: conditional value is copied into its arms (3.12-3.13): an arm that returns a constant by
 #: the two instructions is such a copy, where a written ``return <constant>`` is one
@@ -121,6 +125,10 @@ PEEPHOLE_SKIPS_LONG_LINES = PY < (3, 10)
 #: A function whose last statement is not a ``return`` ends in ``return None`` even where
 #: nothing reaches it (up to 3.9; 3.10+ drop unreached blocks).
 KEEPS_UNREACHED_FINAL_RETURN = PY < (3, 10)
+#: An except clause that ends in ``continue`` (or another way out) is still followed by its
+#: ``POP_EXCEPT`` and jump past the statement, which nothing reaches (up to 3.9): the sign of
+#: a written ``continue`` where running off a clause at the end of a loop body also jumps back.
+KEEPS_UNREACHED_CLAUSE_EXIT = PY < (3, 10)
 #: The peephole optimizer turns a jump to a lone ``RETURN_VALUE`` into that ``RETURN_VALUE``
 #: (up to 3.9): an arm of a returned conditional value may return it itself.
 RETURN_JUMPS_THREADED = PY < (3, 10)

@@ -39,6 +39,10 @@ RETURN_COPY = "return copy"
 #: unreached jump after that body shows (3.8-3.9): a ``continue`` ending that body is the
 #: source's, not the loop's own way round (read by emit/cleanup, which keeps it).
 WRITTEN_ELSE = "written else"
+#: Written by the structurer on a ``continue`` ending an except clause that the clause's unreached
+#: ``POP_EXCEPT`` and jump follow (3.8-3.9, `versions.KEEPS_UNREACHED_CLAUSE_EXIT`): the
+#: source's, not the loop's own way round (read by emit/cleanup, which keeps it).
+WRITTEN_CONTINUE = "written continue"
 #: Written by the machine decompiler on ``*t`` of a temporary nobody changes.
 FIXED = "fixed"
 #: Written by the simulator on an ``is``/``in`` test whose operator is its instruction's

@@ -114,8 +114,7 @@ class ProtectedBuilder:
     # -- try, with --------------------------------------------------------------------------------
     def new_handler(self, block: Block) -> Optional[Handler]:
         """The outermost statement handler covering ``block`` whose statement is not being built."""
-        chain = []
-        current = block.handler
+        chain, current = [], block.handler
         while current is not None and len(chain) < 100:
             if self.ctx.hmap.kind(current) != IMPLICIT:
                 chain.append(current)
@@ -603,6 +602,7 @@ class ProtectedBuilder:
             states.append(clause)
             if not typed:
                 return handlers, ends, states
+            self.unreached.keep_written_continue(handlers[-1].body, block.jump)
             block, first = block.jump, 0
 
     def finally_stmt(self, body_state: State, body_end: Optional[Block], hblock: Block, entry: State,

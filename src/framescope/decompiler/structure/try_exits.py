@@ -105,9 +105,10 @@ def normal_with_exit(block: Block) -> bool:
 
 
 def left_try_first(block: Block) -> bool:
-    """Whether ``block`` is a ``return CONSTANT`` that leaves an enclosing try first (3.8-3.10:
-    its ``POP_BLOCK`` comes before the constant, which cannot raise), so a statement of its own."""
-    return not versions.EXCEPTION_TABLE and [ins.op for ins in block.instrs] == ["LOAD_CONST", "RETURN_VALUE"]
+    """Whether ``block`` is a ``return CONSTANT`` that leaves an enclosing try first (the
+    constant, which cannot raise, is loaded outside the protected range), so a statement of its
+    own (see `versions.CONSTANT_RETURN_LEAVES_TRY`)."""
+    return versions.CONSTANT_RETURN_LEAVES_TRY and [ins.op for ins in block.instrs] == ["LOAD_CONST", "RETURN_VALUE"]
 
 
 def outside_with(stack: list) -> list:

@@ -12,6 +12,7 @@ from framescope.decompiler.frontend import versions
 from framescope.decompiler.frontend.instructions import Handler, Instr
 from framescope.decompiler.graph.cfg import Block
 from framescope.decompiler.graph.traversal import follow_jumps, reachable
+from framescope.decompiler.simulate import marks
 
 if TYPE_CHECKING:  # pragma: no cover
     from framescope.decompiler.structure.context import StructureContext
@@ -72,6 +73,21 @@ class UnreachedCode:
         if target is None or follow_jumps(target) is follow_jumps(body_end):
             return None
         return target
+
+    def keep_written_continue(self, body: List[ast.stmt], following: Block) -> None:
+        """Mark the ``continue`` that ends an except clause (laid out up to ``following``, the
+        next clause's test) as written when the clause's own unreached exit comes after it.
+
+        Running off a clause at the end of a loop body jumps back to the loop too, but
+        then that ``POP_EXCEPT`` and jump are the live end of the clause."""
+        if not (versions.KEEPS_UNREACHED_CLAUSE_EXIT and body and isinstance(body[-1], ast.Continue)):
+            return
+        jump = self.ctx.cfg.blocks[following.index - 1]
+        ops = [ins.op for ins in jump.instrs]
+        if ops == ["JUMP"] and jump.index > 0:  # the jump a block of its own
+            ops = [ins.op for ins in self.ctx.cfg.blocks[jump.index - 1].instrs] + ops
+        if ops == ["POP_EXCEPT", "JUMP"] and jump not in self.ctx.cfg.dom:
+            marks.mark(body[-1], marks.WRITTEN_CONTINUE)
 
     def no_match(self, hblock: Block) -> Optional[Block]:
         """The block that re-raises when no except clause matched."""
