@@ -23,7 +23,7 @@ from framescope.decompiler.structure.comprehensions import build as build_compre
 from framescope.decompiler.structure.comprehensions import collect as collect_generators
 from framescope.decompiler.structure.conditions import collect_condition
 from framescope.decompiler.structure.loop_exits import (
-    after_breaks, break_copy, break_exit, copied_tail, enters_statement, ExitTally, falls_into, leaves_function,
+    after_breaks, break_exit, copied_tail, enters_statement, ExitTally, falls_into, leaves_function,
     leaves_try_to, lifts_value, pops_and_jumps, returns_after_statements, returns_from_loops, same_to_end, straight_run,
     trampoline_target)
 from framescope.decompiler.structure.finally_exits import break_through_finally, returns_through_finally
@@ -191,9 +191,9 @@ class LoopBuilder:
             if end is None or ends[1 - i] is not None or other is None or not self.ctx.loops \
                     or end not in self.ctx.cfg.finally_copies or not cond.head.index < end.index < other.index:
                 continue
-            path = self.walker.protected_builder.exit_path(end)
+            path = self.walker.exits.exit_path(end)
             if path and self.loop_control(path[-1], None) is not None:
-                ends[i] = self.walker.protected_builder.finish_exit(path, state)
+                ends[i] = self.walker.exits.finish_exit(path, state)
         return ends[0], ends[1]
 
     def clause_exits(self, header: Block, body: Set[Block]) -> Tuple[Set[Block], List[Block]]:
@@ -390,10 +390,10 @@ class LoopBuilder:
         """
         if end is None or not self.ctx.regions or len(state.stack) >= depth:
             return end
-        path = self.walker.protected_builder.exit_path(end)
+        path = self.walker.exits.exit_path(end)
         if not path_leaves_function(path):
             return end
-        return self.walker.protected_builder.finish_exit(path, state)
+        return self.walker.exits.finish_exit(path, state)
 
     def nested_loops(self, header: Block) -> Set[Block]:
         """The blocks of the loops that the loop at ``header`` dominates, its own aside."""

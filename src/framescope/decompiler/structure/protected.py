@@ -9,20 +9,21 @@ import ast
 from typing import TYPE_CHECKING, List, Optional, Tuple
 
 from framescope.decompiler.frontend import versions
-from framescope.decompiler.frontend.instructions import JUMPS, Handler, Instr
+from framescope.decompiler.frontend.instructions import Handler, Instr
 from framescope.decompiler.graph.cfg import Block, natural_loop, postdominators
-from framescope.decompiler.graph.handlers import IMPLICIT, TRY, WITH, HandlerMap
-from framescope.decompiler.graph.normalize import same_exit, same_handling, same_run
+from framescope.decompiler.graph.handlers import TRY, WITH, HandlerMap
+from framescope.decompiler.graph.normalize import same_run
 from framescope.decompiler.graph.traversal import follow_jumps, jump_chain, reachable
 from framescope.decompiler.simulate import values as v
 from framescope.decompiler.simulate.sametree import same_tree
 from framescope.decompiler.simulate.state import State
 from framescope.decompiler.structure.arms import ends_control
 from framescope.decompiler.structure.clauses import TRY_NODES, leaving_by, strip_name_cleanup, strip_reraise, without_pass
+from framescope.decompiler.structure.region_exits import RegionExits
+from framescope.decompiler.structure.starclauses import StarClauseBuilder, code_after, is_star_handler
 from framescope.decompiler.structure.try_exits import (
     breaks_out, continues_through_finally, copy_source, ends_like, leaves_clause, left_try_first, normal_with_exit,
     outside_with, pops_iterators)
-from framescope.decompiler.structure.starclauses import StarClauseBuilder, code_after, is_star_handler
 from framescope.decompiler.structure.unreached import UnreachedCode
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -43,24 +44,18 @@ class Region:
         return self.hmap.covers(block, self.handler)
 
 
-def exit_pending(state: State) -> bool:
-    """Whether an ``__exit__`` call's result is still to be popped (awaited first by ``async with``).
-
-    3.14 keeps two values for a with statement (the bound ``__exit__`` and its
-    ``self``), so after the call the stack is as deep as on leaving the region.
-    """
-    return bool(state.stack) and isinstance(state.stack[-1], v.ExitResult)
-
-
 class ProtectedBuilder:
     """Builds ``try`` and ``with`` statements from protected regions, for the walker."""
 
-    def __init__(self, ctx: "StructureContext", walker: "Structurer", loop_builder: "LoopBuilder") -> None:
+    def __init__(self, ctx: "StructureContext", walker: "Structurer", loop_builder: "LoopBuilder",
+                 exits: RegionExits) -> None:
         self.ctx = ctx
         #: Walks bodies and clauses.
         self.walker = walker
         #: Tells a jump that leaves a loop (``break``, ``continue``) from one that leaves the region.
         self.loop_builder = loop_builder
+        #: The ways out of the regions being built.
+        self.exits = exits
         self.star_builder = StarClauseBuilder(ctx, self)
         #: Where 3.8-3.9 go on after code no path reaches.
         self.unreached = UnreachedCode(ctx, loop_builder)
@@ -103,29 +98,7 @@ class ProtectedBuilder:
         start = self.ctx.after_try[-1]
         return start is not None and any(ends_like(b, instrs) for b in reachable([start]))
 
-    def name_cleanup(self, instrs, i: int, state: State) -> int:
-        """Run ``name = None; del name`` after ``POP_EXCEPT``, if present; return the next index."""
-        run = [ins.op for ins in instrs[i:i + 3]]
-        if (len(run) == 3 and run[0] == "LOAD_CONST" and instrs[i].arg is None and run[1].startswith("STORE_")
-                and run[2].startswith("DELETE_") and i + 2 < len(instrs)):
-            return i + 3  # the clause's own clean-up: nothing the source says
-        return i
-
     # -- try, with --------------------------------------------------------------------------------
-    def new_handler(self, block: Block) -> Optional[Handler]:
-        """The outermost statement handler covering ``block`` whose statement is not being built."""
-        chain, current = [], block.handler
-        while current is not None and len(chain) < 100:
-            if self.ctx.hmap.kind(current) != IMPLICIT:
-                chain.append(current)
-            outer = self.ctx.hmap.block(current).handler
-            if outer is not None and not versions.EXCEPTION_TABLE and outer.depth > current.depth:
-                break  # a try statement the handler's code starts with, above its exception: not around it
-            current = outer
-        active = {region.handler for region in self.ctx.regions}
-        fresh = [h for h in chain if h not in active]
-        return fresh[-1] if fresh else None
-
     def loop_encloses(self, header: Block, handler: Handler) -> bool:
         """Whether the loop headed by ``header`` contains the statement protected by ``handler``.
 
@@ -174,12 +147,12 @@ class ProtectedBuilder:
             # that statement: it follows the call of ``__exit__`` on the normal path.
             rest = State(body_state.stack)
             after = self.walker.walk(end, suppressed, rest)
-            if (after is not None and not self.same_place(follow_jumps(after), follow_jumps(suppressed)) and self.ctx.regions
+            if (after is not None and not self.exits.same_place(follow_jumps(after), follow_jumps(suppressed)) and self.ctx.regions
                     and not self.ctx.regions[-1].contains(after)):
                 # The statement leaves an enclosing with or try too.
-                path = self.exit_path(after)
+                path = self.exits.exit_path(after)
                 if path is not None:
-                    after = self.finish_exit(path, rest)
+                    after = self.exits.finish_exit(path, rest)
             if after is None and rest.stmts and (versions.FINALLY_SUBROUTINES  # its own clean-up copy
                                                  or not self.repeats_suppressed(rest.stmts, suppressed, state)):
                 body_state.stmts.extend(rest.stmts)
@@ -202,11 +175,11 @@ class ProtectedBuilder:
 
     def repeats_suppressed(self, stmts: List[ast.stmt], suppressed: Block, state: State) -> bool:
         """Whether ``stmts`` are what the code after the with statement does (3.12+ copies it)."""
-        path = self.exit_path(suppressed)
+        path = self.exits.exit_path(suppressed)
         if path is None:
             return False
         after = State(outside_with(state.stack))
-        self.finish_exit(path, after)
+        self.exits.finish_exit(path, after)
         return len(after.stmts) == len(stmts) and all(same_tree(a, b) for a, b in zip(after.stmts, stmts))
 
     def suppressed_end(self, hblock: Block) -> Optional[Block]:
@@ -296,10 +269,10 @@ class ProtectedBuilder:
         call of that body, ``CALL_FINALLY``) ends with that statement; None then."""
         if body_end is None or body_end not in self.ctx.cfg.called_finally:
             return body_end
-        path = self.exit_path(body_end)
+        path = self.exits.exit_path(body_end)
         if path is None:
             return body_end
-        self.finish_exit(path, body_state)
+        self.exits.finish_exit(path, body_state)
         return None
 
     def handler_entry(self, hblock: Block, handler: Handler, state: State) -> Tuple[State, int]:
@@ -335,11 +308,11 @@ class ProtectedBuilder:
             # 3.8 tells them apart: a statement that leaves calls the finally body (CALL_FINALLY).
             if end in self.ctx.cfg.called_finally or (
                     not versions.FINALLY_SUBROUTINES and end in copies and body_end is not None
-                    and end not in after_body and not any(b in copies and self.same_place(end, b) for b in after_body)):
-                path = self.exit_path(end)
+                    and end not in after_body and not any(b in copies and self.exits.same_place(end, b) for b in after_body)):
+                path = self.exits.exit_path(end)
             if path is not None:
                 rest = State(st.stack)
-                self.finish_exit(path, rest)
+                self.exits.finish_exit(path, rest)
                 node.body = leaving_by(node.body, rest.stmts)
                 end = None
             out.append(end)
@@ -349,7 +322,7 @@ class ProtectedBuilder:
         """Where the except clauses that complete go on: one place for all of them."""
         reached = [e for e in ends if e is not None]
         after = reached[0] if reached else None
-        if any(not self.same_place(e, after) for e in reached):
+        if any(not self.exits.same_place(e, after) for e in reached):
             raise self.ctx.error("except clauses end in different places", hblock)
         return after
 
@@ -359,11 +332,11 @@ class ProtectedBuilder:
         if self.leaves_region(after, body_end):
             # The clauses go on out of an enclosing with or try (``return CONSTANT``, or
             # ``break``, run after its clean-up): that statement ends each of them.
-            path = self.exit_path(after)
+            path = self.exits.exit_path(after)
             for handler_node, end, st in zip(handlers, ends, states):
                 if end is not None:
                     rest = State(st.stack)
-                    self.finish_exit(path, rest)
+                    self.exits.finish_exit(path, rest)
                     handler_node.body = leaving_by(handler_node.body, rest.stmts)
             after = None
         tails = [st.tail for st in states if st.tail is not None]
@@ -393,11 +366,11 @@ class ProtectedBuilder:
         if after is None:
             # Where the body stopped, not where its jumps lead: the walk around may stop on the way.
             return (passed[0] if passed else self.unreached.unmatched_exit(hblock)), []
-        if body_end is None or after in passed or self.same_place(body_end, after):
+        if body_end is None or after in passed or self.exits.same_place(body_end, after):
             return after, []  # no else clause (the body jumps on through where the clauses go on)
         else_state = State(state.stack)
         end = self.walker.walk(body_end, after, else_state)
-        if end is not None and not self.same_place(follow_jumps(end), follow_jumps(after)):
+        if end is not None and not self.exits.same_place(follow_jumps(end), follow_jumps(after)):
             raise self.ctx.error("else clause ends elsewhere", body_end)
         return after, else_state.stmts
 
@@ -416,7 +389,7 @@ class ProtectedBuilder:
     def leaves_region(self, after: Optional[Block], body_end: Optional[Block]) -> bool:
         """Whether except clauses that go on at ``after`` leave the enclosing with by a way of
         their own (a return, break or continue after the with's clean-up), the body not."""
-        if after is None or not self.ctx.regions or (body_end is not None and self.same_place(after, body_end)):
+        if after is None or not self.ctx.regions or (body_end is not None and self.exits.same_place(after, body_end)):
             return False
         if normal_with_exit(after):
             return False  # 3.8: the with's normal exit; a statement leaving it has a clean-up of its own
@@ -427,121 +400,19 @@ class ProtectedBuilder:
             # 3.8: a body that returns a constant after the with's clean-up (see `try_body`);
             # the clauses leave by their own statement unless they go on to the with's normal
             # exit, the clean-up that jumps past the with's exception handler.
-            return versions.UNMATCHED_FALLS_THROUGH and self.exit_path(after) is not None
+            return versions.UNMATCHED_FALLS_THROUGH and self.exits.exit_path(after) is not None
         seen, work = set(), [body_end] if region.contains(body_end) else []
         while work:  # an else clause that goes on where the clauses go: they fall off the try
             block = work.pop()
             if block in seen:
                 continue
-            if self.same_place(block, after):
+            if self.exits.same_place(block, after):
                 return False
             seen.add(block)
             work.extend(block.succs())
         # A body that leaves the with too (the try ends the with body) leaves it by its
         # normal exit: the clauses' own exit is then theirs alone.
-        return self.exit_path(after) is not None
-
-    def exit_path(self, block: Optional[Block]) -> Optional[List[Block]]:
-        """The blocks of straight-line code from ``block`` to a return, raise, break or continue.
-
-        None when the code branches or enters another try or with statement first.  Copies
-        of ``finally`` bodies are skipped.
-        """
-        path: List[Block] = []
-        steps = 0
-        while block is not None and steps < 20:
-            steps += 1
-            if block in self.ctx.cfg.finally_copies:
-                block = self.ctx.cfg.finally_after[block]
-                continue
-            if self.new_handler(block) is not None:
-                return None  # the code goes on into another try or with statement
-            path.append(block)
-            if self.ctx.loops and self.loop_builder.loop_control(block, None) is not None:
-                return path
-            last = block.last
-            if last.op in ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE"):
-                return path
-            if last.op == "JUMP":
-                block = block.jump
-            elif last.op in JUMPS:
-                return None
-            else:
-                block = block.fall
-        return None
-
-    def finish_exit(self, path: List[Block], state: State) -> None:
-        """Emit the code of an exit path (see `exit_path`)."""
-        for block in path:
-            control = self.loop_builder.loop_control(block, None) if self.ctx.loops else None
-            if control is not None:
-                state.stmts.append(control)
-                return None
-            if block.instrs[0].op == "POP_TOP" and self.loop_builder.is_break_copy(block, 0, state):
-                state.stmts.append(ast.Break())  # 3.12+ copies the code after the loop for a break
-                return None
-            for ins in block.instrs[:-1]:
-                self.ctx.sim.step(ins, state)
-            if block.last.op != "JUMP":
-                self.ctx.sim.step(block.last, state)
-        return None
-
-    def finish_return(self, end: Optional[Block], state: State, depth: int) -> Optional[Block]:
-        """Finish a ``return`` whose value was computed inside a protected region.
-
-        ``RETURN_VALUE`` cannot raise, so the compiler leaves it (and, for ``with``, the
-        call of ``__exit__`` before it) out of the region: the region then ends with the
-        value still on the stack.
-        """
-        seen = 0
-        value = state.stack[-1] if len(state.stack) > depth else None
-        # Leaving a ``with`` on the way also pops its context manager from below the value, and
-        # leaving a loop in an except clause swaps the value under the saved exception: the return
-        # goes on while the value is on the stack, whatever the depth.
-        while end is not None and (len(state.stack) > depth or exit_pending(state)
-                                   or (value is not None and any(x is value for x in state.stack))) \
-                and seen < 10:
-            seen += 1
-            if end in self.ctx.cfg.finally_copies:  # the finally body runs before the return: skip it
-                end = self.ctx.cfg.finally_after[end]
-                continue
-            i = 0
-            while i < len(end.instrs) - 1:
-                self.ctx.sim.step(end.instrs[i], state)
-                i += 1
-                if end.instrs[i - 1].op == "POP_EXCEPT":  # leaving ``except E as name``: its clean-up
-                    i = self.name_cleanup(end.instrs, i, state)
-            last = end.last
-            if last.op in ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE"):
-                self.ctx.sim.step(last, state)
-                return None
-            if last.op == "JUMP":
-                end = end.jump
-            elif last.op in JUMPS:
-                raise self.ctx.error("protected region ends in a branch with values on the stack", end)
-            else:
-                self.ctx.sim.step(last, state)
-                end = end.fall
-        if end is not None and len(state.stack) != depth:
-            raise self.ctx.error("protected region leaves the stack changed", end)
-        return end
-
-    def same_place(self, a: Optional[Block], b: Optional[Block]) -> bool:
-        """Whether two blocks continue alike: the same block, or copies of one finally body."""
-        if a is b:
-            return True
-        if a is not None and b is not None and a.succs() == b.succs() and same_run(a.instrs, b.instrs) \
-                and same_handling(a, b):
-            return True  # 3.12+ copies small blocks (``POP_EXCEPT; JUMP``) into each predecessor
-        copies = self.ctx.cfg.finally_copies
-        if not (a in copies and b in copies and copies[a] is copies[b]):
-            return False
-        if (a in self.ctx.cfg.called_finally) != (b in self.ctx.cfg.called_finally):
-            return False  # 3.8: a statement that leaves the try is not the end of its body
-        # Copies of one finally body on two paths that go on differently (``return True``
-        # after one) are not one place.
-        after_a, after_b = self.ctx.cfg.finally_after[a], self.ctx.cfg.finally_after[b]
-        return after_a is after_b or same_exit(after_a, after_b)
+        return self.exits.exit_path(after) is not None
 
     def shared_tail(self, start: Optional[Block], tail) -> Optional[Block]:
         """The block on the normal path that the clauses' copied tails repeat, cut out if needed."""
@@ -620,9 +491,9 @@ class ProtectedBuilder:
             if copy is None or copy is not hblock:
                 raise self.ctx.error("finally block not repeated on the normal path", body_end)
             after = follow_jumps(self.ctx.cfg.finally_after.get(body_end))
-            path = self.exit_path(body_end) if body_end in self.ctx.cfg.called_finally else None
+            path = self.exits.exit_path(body_end) if body_end in self.ctx.cfg.called_finally else None
             if path is not None:  # 3.8: the body leaves by a statement that runs the finally body first
-                self.finish_exit(path, body_state)
+                self.exits.finish_exit(path, body_state)
                 after = self.unreached.unreached_finally_exit(hblock)
         body = body_state.stmts
         if len(body) == 1 and isinstance(body[0], TRY_NODES) and not body[0].finalbody:

@@ -14,24 +14,24 @@ source construct produced it:
   being built); an arm that never reaches it (return, raise, break, continue) ends early.
 
 `Structurer` is the walker. Loops are built by `loops.LoopBuilder`, try and with
-statements by `protected.ProtectedBuilder`, match statements by `matches.MatchBuilder`:
+statements by `protected.ProtectedBuilder`, match statements by `matches.MatchBuilder`,
+the values of branches that are expressions by `arm_values.ArmValues`:
 parts that share only the walker and a `context.StructureContext` (the pass's inputs,
 what is derived from them once, and the stacks of the constructs being built).
 """
 import ast
 from types import CodeType
-from typing import Dict, List, Optional, Tuple
+from typing import List, Optional, Tuple
 
 from framescope.decompiler.frontend import versions
 from framescope.decompiler.graph.cfg import CFG, Block
-from framescope.decompiler.graph.normalize import is_copied_constant_return, same_run
+from framescope.decompiler.graph.normalize import is_copied_constant_return
 from framescope.decompiler.simulate import marks
-from framescope.decompiler.simulate import values as v
-from framescope.decompiler.simulate.sametree import same_tree
 from framescope.decompiler.simulate.simulator import Simulator
 from framescope.decompiler.simulate.state import ExceptEnd, State
+from framescope.decompiler.structure.arm_values import ArmValues
 from framescope.decompiler.structure.conditions import (
-    Cond, boolop, collect_condition, continue_jumped_to, is_builtin_check, jump_past_leaving_arm, jumps_per_test,
+    Cond, collect_condition, continue_jumped_to, is_builtin_check, jump_past_leaving_arm, jumps_per_test,
     negate, pass_arm_jump,
 )
 from framescope.decompiler.structure.context import StructureContext
@@ -39,15 +39,14 @@ from framescope.decompiler.structure.loops import LoopBuilder
 from framescope.decompiler.structure.matches import MatchBuilder
 from framescope.decompiler.structure.patterns import MATCH_STARTS
 from framescope.decompiler.structure.arms import (
-    both_arms_leave, if_else, mark_line, is_bare_raise, is_substantial, laid_out_first, merge_difference,
-    passed_arm, passed_then_else, path_leaves_function, releases, threaded_break, unreached_else_jump,
-    uses_earlier, written_else_end,
+    both_arms_leave, if_else, mark_line, is_bare_raise, is_substantial, laid_out_first, passed_arm,
+    passed_then_else, path_leaves_function, releases, threaded_break, unreached_else_jump, written_else_end,
 )
 from framescope.decompiler.structure.protected import ProtectedBuilder
+from framescope.decompiler.structure.region_exits import RegionExits
 from framescope.decompiler.structure.try_exits import normal_with_exit
 from framescope.decompiler.structure.unreached import code_after_handler
 from framescope.decompiler.graph.traversal import follow_jumps, jump_chain, reachable
-from framescope.errors import DecompilationError
 
 
 class Structurer:
@@ -56,7 +55,11 @@ class Structurer:
     def __init__(self, code: CodeType, cfg: CFG, sim: Simulator) -> None:
         self.ctx = StructureContext(code, cfg, sim)
         self.loop_builder = LoopBuilder(self.ctx, self)
-        self.protected_builder = ProtectedBuilder(self.ctx, self, self.loop_builder)
+        #: Reads the branches that are parts of expressions.
+        self.values = ArmValues(self.ctx)
+        #: The ways out of try and with statements, for this walker and both builders.
+        self.exits = RegionExits(self.ctx, self.loop_builder)
+        self.protected_builder = ProtectedBuilder(self.ctx, self, self.loop_builder, self.exits)
         self.match_builder = MatchBuilder(self.ctx, self)
         self.steps = 0
         #: Bound on blocks visited: structuring visits each block a few times at most.
@@ -110,13 +113,13 @@ class Structurer:
             raise self.ctx.error("jump out of a loop to an outer loop's start", block)
         if self.ctx.regions and not self.ctx.regions[-1].contains(block):
             if len(state.stack) > self.ctx.regions[-1].depth:
-                return (self.protected_builder.finish_return(block, state, self.ctx.regions[-1].depth),)
+                return (self.exits.finish_return(block, state, self.ctx.regions[-1].depth),)
             return (block,)
         return None
 
     def construct(self, block: Block, state: State) -> Optional[Tuple[Optional[Block]]]:
         """Build the try, with or loop statement ``block`` starts: ``(where it goes on,)``; None if none."""
-        outer = self.protected_builder.new_handler(block)
+        outer = self.exits.new_handler(block)
         is_header = block in self.ctx.back_edges and not any(loop.header is block for loop in self.ctx.loops)
         if outer is not None and not (is_header and self.protected_builder.loop_encloses(block, outer)):
             return (self.protected_builder.protected(block, outer, state),)
@@ -157,7 +160,7 @@ class Structurer:
             self.ctx.sim.step(instrs[i], state)
             i += 1
             if state.ended and state.tail is None:
-                i = self.protected_builder.name_cleanup(instrs, i, state)
+                i = self.exits.name_cleanup(instrs, i, state)
                 if ((i < len(instrs) - 1 or is_bare_raise(instrs[i:]))
                         and (self.protected_builder.repeats_after(instrs[i:], state)
                              or self.protected_builder.follows_try(instrs[i:], state))):
@@ -196,7 +199,7 @@ class Structurer:
         is after the try statement, unless the clause leaves by return, break or continue."""
         depth = self.ctx.clause_depths[-1] if self.ctx.clause_depths else 0
         if len(state.stack) > depth:  # a return leaving the clause
-            return self.protected_builder.finish_return(block, state, depth)
+            return self.exits.finish_return(block, state, depth)
         loop_jump = self.loop_builder.loop_control(block, None)
         if loop_jump is not None and not self.released_after_reset(state):
             state.stmts.append(loop_jump)
@@ -208,7 +211,7 @@ class Structurer:
                 state.stmts.append(loop_jump)
                 return None
         if (block.instrs[0].op == "POP_EXCEPT" and block.last.op in ("RETURN_VALUE", "RAISE_VARARGS")
-                and not (self.ctx.after_try and self.protected_builder.same_place(block, self.ctx.after_try[-1]))):
+                and not (self.ctx.after_try and self.exits.same_place(block, self.ctx.after_try[-1]))):
             # A return from nested except clauses releases each one's exception in turn.
             for ins in block.instrs:
                 self.ctx.sim.step(ins, state)
@@ -252,10 +255,10 @@ class Structurer:
             state.stack[:] = cond.false_state.stack
             state.stmts.extend(cond.false_state.stmts)
             return end
-        shared = self.shared_exit(cond, len(state.stack))
+        shared = self.values.shared_exit(cond, len(state.stack))
         if shared is not None:
             block, index, true_value, false_value = shared
-            state.stack.append(self.value_join(cond, true_value, false_value))
+            state.stack.append(self.values.value_join(cond, true_value, false_value))
             self.ctx.resume[block] = index
             return block
         true_state, false_state = cond.true_state, cond.false_state
@@ -266,7 +269,7 @@ class Structurer:
         if versions.RETURN_JUMPS_THREADED:
             true_end = self.threaded_return(true_state, true_end, false_state, false_end, join, len(state.stack))
             false_end = self.threaded_return(false_state, false_end, true_state, true_end, join, len(state.stack))
-        if true_end is join and false_end is join and self.arms_value(cond, state):
+        if true_end is join and false_end is join and self.values.arms_value(cond, state):
             return join
         true_end, false_end = self.arm_ends(block, true_state, false_state, true_end, false_end)
         true_end, false_end = self.loop_builder.guard_through_finally(cond, true_end, false_end)
@@ -286,27 +289,6 @@ class Structurer:
         arm.stack.append(arm.stmts.pop().value)
         return join
 
-    def arms_value(self, cond: Cond, state: State) -> bool:
-        """When both arms only computed one value (a conditional or boolean expression): push
-        it and say so."""
-        true_state, false_state = cond.true_state, cond.false_state
-        base = len(state.stack)
-        depth = len(true_state.stack)
-        if not (not true_state.stmts and not false_state.stmts
-                and depth == len(false_state.stack) and depth >= 1
-                and all(a is b for a, b in zip(true_state.stack[:-1], false_state.stack[:-1]))
-                and (depth == base + 1 or true_state.stack[-1] is not false_state.stack[-1])):
-            return False
-        true_value, false_value = true_state.stack[-1], false_state.stack[-1]
-        value = None
-        if depth < base + 1 and uses_earlier(true_value, false_value, state.stack[depth - 1:]):
-            # The arms used values from under the test (3.11+ copied the rest of the
-            # expression into both): the test sits inside that expression.
-            value = merge_difference(true_value, false_value, lambda a, b: self.value_join(cond, a, b))
-        state.stack[:] = true_state.stack[:-1]
-        state.stack.append(value or self.value_join(cond, true_value, false_value))
-        return True
-
     def arm_ends(self, block: Block, true_state: State, false_state: State, true_end: Optional[Block],
                  false_end: Optional[Block]) -> "tuple[Optional[Block], Optional[Block]]":
         """Where each arm goes on, once arms that reach one place by other ways are seen to."""
@@ -319,11 +301,11 @@ class Structurer:
         if true_end is not None and false_end is not None and len(true_state.stack) != len(false_state.stack):
             # An arm that popped its loop's iterator before leaving a protected region goes on to
             # a return: the rest of the return runs after the region's end.
-            true_path, false_path = self.protected_builder.exit_path(true_end), self.protected_builder.exit_path(false_end)
+            true_path, false_path = self.exits.exit_path(true_end), self.exits.exit_path(false_end)
             if self.ctx.regions and len(true_state.stack) < len(false_state.stack) and path_leaves_function(true_path):
-                true_end = self.protected_builder.finish_exit(true_path, true_state)
+                true_end = self.exits.finish_exit(true_path, true_state)
             elif self.ctx.regions and len(false_state.stack) < len(true_state.stack) and path_leaves_function(false_path):
-                false_end = self.protected_builder.finish_exit(false_path, false_state)
+                false_end = self.exits.finish_exit(false_path, false_state)
             else:
                 raise self.ctx.error("branches leave different stacks", block)
         return true_end, false_end
@@ -337,7 +319,7 @@ class Structurer:
                 true_end = false_end
             elif true_end in jump_chain(false_end):
                 false_end = true_end
-        if true_end is not None and false_end is not None and self.protected_builder.same_place(true_end, false_end):
+        if true_end is not None and false_end is not None and self.exits.same_place(true_end, false_end):
             false_end = true_end  # two copies of one block (3.10+ copies small exits)
         if (true_end is not None and false_end is not None and true_end is not false_end and self.ctx.regions
                 and not self.ctx.regions[-1].contains(true_end) and not self.ctx.regions[-1].contains(false_end)
@@ -351,16 +333,16 @@ class Structurer:
         if true_end is not None and false_end is not None and true_end is not false_end:
             # Leaving a protected region: an arm that goes straight on to a return, raise,
             # break or continue is that statement, run after the region's clean-up code.
-            true_path, false_path = self.protected_builder.exit_path(true_end), self.protected_builder.exit_path(false_end)
+            true_path, false_path = self.exits.exit_path(true_end), self.exits.exit_path(false_end)
             if true_path is not None and false_path is not None and self.ctx.regions \
                     and self.ctx.regions[-1].contains(true_end) and not self.ctx.regions[-1].contains(false_end):
                 true_path = None  # only the other arm leaves the region: that one is the exit
             elif true_path is not None and false_path is not None and normal_with_exit(true_end):
                 true_path = None  # 3.8: the with's normal exit; the other arm has a clean-up of its own
             if true_path is not None:
-                true_end = self.protected_builder.finish_exit(true_path, true_state)
+                true_end = self.exits.finish_exit(true_path, true_state)
             elif false_path is not None:
-                false_end = self.protected_builder.finish_exit(false_path, false_state)
+                false_end = self.exits.finish_exit(false_path, false_state)
             if true_end is not None and false_end is not None and true_end is not false_end:
                 raise self.ctx.error("branches end in different places", block)
         return true_end, false_end
@@ -374,11 +356,11 @@ class Structurer:
         body, orelse = true_state.stmts, false_state.stmts
         ended = true_state.ended or false_state.ended
         state.tail = state.tail or true_state.tail or false_state.tail
-        returned = self.returned_value(cond, body, orelse)
+        returned = self.values.returned_value(cond, body, orelse)
         if returned is not None:
             state.stmts.append(ast.Return(value=returned))
             return None
-        merged = self.merged_arms(cond, body, orelse, state.stack) if true_end is None and false_end is None else None
+        merged = self.values.merged_arms(cond, body, orelse, state.stack) if true_end is None and false_end is None else None
         if merged is not None:
             state.stmts.extend(merged)
             return None
@@ -461,91 +443,6 @@ class Structurer:
         state.stack[:] = staying_state.stack
         state.ended = state.ended or staying_state.ended
         return end
-
-    def shared_exit(self, cond: Cond, base: int):
-        """A conditional value whose arms each end in a copy of the code that uses it.
-
-        3.11+ copies a short exit (``BUILD_TUPLE; RETURN_VALUE``) into the arms of the
-        conditional expression before it, so ``return a, (b if c else d)`` has two
-        returns; ``a``, on the stack before the test, shows that one expression holds
-        both arms.  Returns (block, index where its copy of the exit starts, the two
-        values), or None.
-        """
-        t, f = cond.true_block, cond.false_block
-        if base == 0 or t is None or f is None or t is f or t.succs() or f.succs() or t.handler != f.handler:
-            return None
-        if t.last.op not in ("RETURN_VALUE", "RAISE_VARARGS") or \
-                not all(isinstance(x, (ast.expr, v.Null)) for x in cond.true_state.stack[:base]):
-            return None
-        true_splits, false_splits = self.value_splits(t, cond.true_state, base), self.value_splits(f, cond.false_state, base)
-        k, found = 1, None
-        while k <= min(len(t.instrs), len(f.instrs)) and same_run(t.instrs[-k:], f.instrs[-k:]):
-            i, j = len(t.instrs) - k, len(f.instrs) - k
-            if i in true_splits and j in false_splits:
-                true_stack, false_stack = true_splits[i], false_splits[j]
-                if all(a is b for a, b in zip(true_stack[:-1], false_stack[:-1])):
-                    # The longest copy: ``f'{a if c else b}'`` copies the formatting too.
-                    found = t, i, true_stack[-1], false_stack[-1]
-            k += 1
-        return found
-
-    def value_splits(self, block: Block, arm: State, base: int) -> Dict[int, list]:
-        """Stacks of ``block`` at each index where it pushed one value on ``base`` and made no statement."""
-        probe = State(arm.stack)
-        found = {0: list(probe.stack)} if len(probe.stack) == base + 1 else {}
-        try:
-            for index, ins in enumerate(block.instrs[:-1]):
-                self.ctx.sim.step(ins, probe)
-                if probe.stmts or len(probe.stack) < base:
-                    break
-                if len(probe.stack) == base + 1:
-                    found[index + 1] = list(probe.stack)
-        except DecompilationError:
-            pass
-        return found
-
-    def returned_value(self, cond: Cond, body: List[ast.stmt], orelse: List[ast.stmt]) -> Optional[ast.expr]:
-        """``return a or b`` (or ``return a < b < c``) whose ``return`` the compiler copied into each arm."""
-        if not (len(body) == 1 and len(orelse) == 1 and isinstance(body[0], ast.Return)
-                and isinstance(orelse[0], ast.Return)):
-            return None
-        true_value, false_value = body[0].value, orelse[0].value
-        if isinstance(cond.expr, ast.Constant) or (cond.true_kept and true_value is cond.expr) or \
-                (cond.false_kept and false_value is cond.expr):
-            # A constant test survives only in an expression: the compiler drops ``if 0:``.
-            return self.value_join(cond, true_value, false_value)
-        if marks.marked(body[0], marks.RETURN_COPY) or marks.marked(orelse[0], marks.RETURN_COPY):
-            return self.value_join(cond, true_value, false_value)
-        return None
-
-    def merged_arms(self, cond: Cond, body: List[ast.stmt], orelse: List[ast.stmt],
-                    below: list) -> Optional[List[ast.stmt]]:
-        """One statement with the test inside it, whose end (3.11+) the compiler copied into both arms.
-
-        ``below`` is the stack under the test: when both arms' first statements use a
-        value computed before the test, the test sits inside that statement
-        (``return a, (b if c else d)``, ``f(b if c else d)`` at the end of a function).
-        """
-        if not body or len(body) != len(orelse) or type(body[0]) is not type(orelse[0]):
-            return None
-        if not all(same_tree(a, b) for a, b in zip(body[1:], orelse[1:])):
-            return None
-        if not uses_earlier(body[0], orelse[0], below):
-            return None
-        first = merge_difference(body[0], orelse[0], lambda a, b: self.value_join(cond, a, b))
-        return None if first is None else [first] + body[1:]
-
-    def value_join(self, cond: Cond, true_value, false_value) -> ast.expr:
-        """The single value two arms push: ``a or b``, ``a and b`` or ``x if c else y``."""
-        sim = self.ctx.sim
-        if cond.true_kept and true_value is cond.expr:
-            return boolop(ast.Or(), cond.expr, sim.expr(false_value))
-        if cond.false_kept and false_value is cond.expr:
-            return boolop(ast.And(), cond.expr, sim.expr(true_value))
-        if laid_out_first(cond.false_block, cond.true_block):
-            # The value the compiler placed first is the one the source wrote first.
-            return ast.IfExp(test=negate(cond.expr), body=sim.expr(false_value), orelse=sim.expr(true_value))
-        return ast.IfExp(test=cond.expr, body=sim.expr(true_value), orelse=sim.expr(false_value))
 
     def join(self, cond: Cond, stop: Optional[Block]) -> Optional[Block]:
         """Where the two arms of a branch meet, within the current region."""

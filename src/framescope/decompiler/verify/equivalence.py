@@ -21,7 +21,6 @@ Only the standard library and the running interpreter's ``dis`` are used.
 from __future__ import annotations
 
 import __future__
-import dis
 import io
 import math
 import tokenize
