@@ -209,6 +209,16 @@ LAYOUT_SOURCES = [
     "def f(a, b, c):\n    if a.x is b:\n        pass\n    else:\n        g()\n    return c",
     "def f(rules, key):\n    for f, value in rules:\n        if key in f:\n            return value\n    return None",
     "def f(s):\n    assert s.a is False\n    assert s.b in s.c, 'no'\n    return s",
+    # A test whose operand holds a conditional value (``x or ()``) is one condition with the others.
+    "def f(t):\n    for x in t:\n        if g(x.a or ()) or g(x.b or ()):\n            return True\n    return False",
+    "def f(a, x, c):\n    if a or g(x if c else 1):\n        return 1\n    return 2",
+    "def f(a, x, y, z):\n    if a and g(x or (), y and z):\n        return 1\n    return 2",
+    "def f(a, b, x):\n    while a and h(b or x):\n        a = a[1:]\n    return a",
+    "def f(xs, x):\n    return [y for y in xs if y or g(x or ())]",
+    # ``if a: continue`` before ``if b:`` at the end of a loop body: two statements.
+    "def f(self, tag_id):\n    for node in self.nodes:\n        if node.op not in OPS:\n            continue\n"
+    "        for user in node.users:\n            if user.op not in OPS:\n                continue\n"
+    "            if tag_id is None or int(user.tag) < tag_id:\n                self.r[node].add(user)\n    return self.r",
     # Clauses that all leave: the code after the body is its else clause or follows the statement.
     # 3.12+ lays both out alike; the numbering of the locals tells which one was written.
     "def f(self, key):\n    try:\n        g(key)\n    except OSError as exc:\n        self.warn(exc)\n        return\n"

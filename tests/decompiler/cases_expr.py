@@ -122,4 +122,16 @@ CASES: List[Case] = [
     Case("expr_walrus_as_middle_of_chained_comparison",
          "def f(k, n):\n    if not 1 <= k < n or not 0 < (p := k / (n - k)) < 1:\n        return None\n    return p",
          ["(1, 4)", "(3, 4)", "(0, 4)", "(1, 1)"]),
+    # A test whose operand holds a conditional value of its own folds into the chain.
+    Case("expr_test_operand_holds_or",
+         "def f(xs, a):\n    out = []\n    for x in xs:\n        if len(x or ()) or g(a or ()):\n            out.append(x)\n"
+         "    return out\ndef g(v):\n    return len(v) > 1",
+         ["([[1], [], None], [1, 2])", "([[], None], None)", "([], [1])"]),
+    Case("expr_test_operands_hold_values",
+         "def f(a, x, c, y, z):\n    if a and len(x if c else ()) and max(y or (0,), z and (1,) or (2,)):\n        return 1\n"
+         "    return [v for v in (a, x) if v or len(y or ())]",
+         ["(1, [1], 1, (3,), 1)", "(0, [1], 1, (), 0)", "(1, [], 0, (), 1)", "(1, [1], 0, None, 0)"]),
+    Case("expr_while_test_operand_holds_or",
+         "def f(a, b):\n    n = 0\n    while a and len(b or ()) > n:\n        n += 1\n    return n",
+         ["(1, [1, 2])", "(0, [1])", "(1, None)"]),
 ]

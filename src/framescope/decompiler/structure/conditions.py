@@ -203,17 +203,26 @@ def collect_condition(ctx: "StructureContext", block: Block, state: State, pops:
             if probe.stmts:
                 continue
             pushed = len(probe.stack) - len(arm_state.stack)
+            test, passed = target, set()
             if pushed > 2 or (pushed == 2 and probe.stack[-1] is not probe.stack[-2]):
-                continue  # more than the tested value (and a kept copy): the start of a match statement
-            inner = collect_condition(ctx, target, probe, pops)
+                # More than the tested value (and a kept copy): an operand holding a
+                # conditional value of its own, or the start of a match statement.
+                from framescope.decompiler.structure.operands import operand_test
+
+                found = operand_test(ctx, target, probe, len(arm_state.stack))
+                if found is None:
+                    continue
+                test, probe, passed = found
+            inner = collect_condition(ctx, test, probe, pops)
             merged = fold(cond, side, inner)
             if merged is not None and (len(merged.true_state.stack) != len(inner.true_state.stack)
                                        or len(merged.false_state.stack) != len(inner.false_state.stack)):
                 merged = None
             if merged is not None:
                 consumed.add(target)
+                consumed.update(passed)
                 break
-            if pops and reusable(target, arm_state.stack):
+            if pops and test is target and reusable(target, arm_state.stack):
                 ctx.probed[target] = Probe(list(arm_state.stack), probe.stack, inner)
         if merged is None:
             return cond
@@ -306,6 +315,10 @@ def separate_jumps(outer: Cond, outer_side: str, inner: Cond, inner_side: str) -
     ending the body, around ``if not b or c: continue``); but a short-circuit jump forward
     goes straight on (two jumps forward are ``if a: pass`` then ``elif b: pass``)."""
     a, b = outer.via.get(outer_side), inner.via.get(inner_side)
+    if a is not None and b is None and not versions.FORWARD_CONDITIONAL_JUMPS:
+        # A short-circuit test never falls into a jump: a test that does is ``if a: continue``
+        # (or ``break``, or a ``pass`` arm) before ``if b:``.
+        return a is jump_laid_out_after(outer.head)
     if a is None or b is None or a is b:
         return False
     if versions.FORWARD_CONDITIONAL_JUMPS:

@@ -1,0 +1,96 @@
+"""Tests whose operand holds a conditional value of its own: ``if a or g(x or ()):``.
+
+The operand of the second test starts with its own branch (``x or ()``), whose arms meet
+again before the test's jump. Folding the two tests into one condition needs that value
+first: its branch is read here, its arms run on a probe, and the test is the block where
+they meet. Arms that make statements or branch again are not such a value.
+"""
+from typing import TYPE_CHECKING, List, Optional, Set, Tuple
+
+from framescope.decompiler.graph.cfg import Block
+from framescope.decompiler.simulate.state import State
+from framescope.decompiler.structure.arm_values import ArmValues
+from framescope.decompiler.structure.conditions import Cond, simple_condition
+from framescope.errors import DecompilationError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from framescope.decompiler.structure.context import StructureContext
+
+#: Conditional values nested in one operand that are read before giving up.
+MAX_VALUES = 4
+
+
+def operand_test(ctx: "StructureContext", block: Block, probe: State,
+                 base: int) -> Optional[Tuple[Block, State, Set[Block]]]:
+    """When ``block`` (its instructions but the jump already run on ``probe``) computes the
+    start of a test's operand and its jump is a conditional value inside that operand:
+    (the block that ends in the test, the state once its other instructions ran, the blocks
+    on the way there). ``base`` is the depth of the stack before the operand; the test
+    must push one value on it. None otherwise."""
+    passed: Set[Block] = set()
+    for _ in range(MAX_VALUES):
+        met = met_value(ctx, block, probe, passed)
+        if met is None:
+            return None
+        block, probe = met
+        passed.add(block)
+        try:
+            for ins in block.instrs[:-1]:
+                ctx.sim.step(ins, probe)
+        except DecompilationError:
+            return None
+        if probe.stmts or not block.last.is_cond_jump() or len(probe.stack) < base + 1:
+            return None
+        if len(probe.stack) == base + 1 and block.last.op.startswith("POP_JUMP"):
+            return block, probe, passed
+    return None
+
+
+def met_value(ctx: "StructureContext", block: Block, probe: State,
+              passed: Set[Block]) -> Optional[Tuple[Block, State]]:
+    """The block where the arms of the conditional value ending ``block`` meet, and the
+    state there with the value on top; None unless each arm is straight code into it."""
+    try:
+        cond = simple_condition(ctx, block, State(probe.stack))
+    except DecompilationError:
+        return None
+    arms: List[Tuple[Block, State]] = []
+    for target, state, kept in ((cond.true_block, cond.true_state, cond.true_kept),
+                                (cond.false_block, cond.false_state, cond.false_kept)):
+        arm = run_arm(ctx, target, state, kept, block)
+        if arm is None:
+            return None
+        arms.append(arm)
+    (join, true_state), (other, false_state) = arms
+    depth = len(true_state.stack)
+    if join is not other or depth != len(false_state.stack) or not depth \
+            or not all(a is b for a, b in zip(true_state.stack[:-1], false_state.stack[:-1])):
+        return None
+    passed.update(b for b in (block, cond.true_block, cond.false_block) if b is not join)
+    if any(pred not in passed for pred in join.preds):
+        return None  # other code goes there too: a statement, not part of one value
+    value = ArmValues(ctx).value_join(cond, true_state.stack[-1], false_state.stack[-1])
+    return join, State(true_state.stack[:-1] + [value])
+
+
+def run_arm(ctx: "StructureContext", target: Optional[Block], state: State, kept: bool,
+            test: Block) -> Optional[Tuple[Block, State]]:
+    """Where an arm of the conditional value tested at the end of ``test`` goes, and its
+    state there: the kept value's arm goes straight on; the other runs one straight block
+    (reached from the test alone, in its protected region) that leaves its value."""
+    if target is None:
+        return None
+    if kept:
+        return target, State(state.stack)
+    if len(target.preds) != 1 or target.preds[0] is not test or target.last.is_cond_jump() \
+            or target.handler != test.handler:
+        return None
+    probe = State(state.stack)
+    body = target.instrs[:-1] if target.last.op == "JUMP" else target.instrs
+    try:
+        for ins in body:
+            ctx.sim.step(ins, probe)
+    except DecompilationError:
+        return None
+    after = target.jump if target.last.op == "JUMP" else target.fall
+    return None if probe.stmts or after is None else (after, probe)
