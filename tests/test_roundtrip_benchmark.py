@@ -215,6 +215,10 @@ LAYOUT_SOURCES = [
     "def f(a, x, y, z):\n    if a and g(x or (), y and z):\n        return 1\n    return 2",
     "def f(a, b, x):\n    while a and h(b or x):\n        a = a[1:]\n    return a",
     "def f(xs, x):\n    return [y for y in xs if y or g(x or ())]",
+    # A returned conditional value inside a with or try statement.
+    "def f(a, m):\n    with m:\n        return g(a) if a else a",
+    "def f(a, m):\n    try:\n        return g(a) if a else a\n    finally:\n        m.close()",
+    "def f(a, m):\n    for x in a:\n        with m:\n            return x if x else 0",
     # ``if a: continue`` before ``if b:`` at the end of a loop body: two statements.
     "def f(self, tag_id):\n    for node in self.nodes:\n        if node.op not in OPS:\n            continue\n"
     "        for user in node.users:\n            if user.op not in OPS:\n                continue\n"

@@ -134,4 +134,14 @@ CASES: List[Case] = [
     Case("expr_while_test_operand_holds_or",
          "def f(a, b):\n    n = 0\n    while a and len(b or ()) > n:\n        n += 1\n    return n",
          ["(1, [1, 2])", "(0, [1])", "(1, None)"]),
+    # A returned conditional value inside a with or try statement meets where the statement's
+    # clean-up starts, outside the region.
+    Case("expr_return_conditional_value_in_with_in_loop",
+         "class CM:\n    def __init__(self, log):\n        self.log = log\n    def __enter__(self):\n        return self\n"
+         "    def __exit__(self, *exc):\n        self.log.append('exit')\n        return False\n"
+         "def f(xs, log):\n    for x in xs:\n        with CM(log):\n            return x if x else 0\n    return log\n",
+         ["([3], [])", "([0], [])", "([], [])"]),
+    Case("expr_return_conditional_value_in_try_finally",
+         "def f(a, log):\n    try:\n        return len(a) if a else a\n    finally:\n        log.append(1)",
+         ["([1], [])", "([], [])", "(None, [])"]),
 ]

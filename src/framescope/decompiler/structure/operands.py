@@ -73,6 +73,21 @@ def met_value(ctx: "StructureContext", block: Block, probe: State,
     return join, State(true_state.stack[:-1] + [value])
 
 
+def value_arms_meet(ctx: "StructureContext", cond: Cond, join: Optional[Block]) -> bool:
+    """Whether both arms of ``cond`` are straight code that pushes one value each and goes
+    to ``join``: a conditional value, even where ``join`` lies outside the try or with
+    statement around the test (``with m: return x if c else y`` meets at the exit's
+    clean-up, which the statement does not cover)."""
+    if join is None:
+        return False
+    arms = [run_arm(ctx, cond.true_block, cond.true_state, cond.true_kept, cond.last_test()),
+            run_arm(ctx, cond.false_block, cond.false_state, cond.false_kept, cond.last_test())]
+    if any(arm is None or arm[0] is not join for arm in arms):
+        return False
+    (_, true_state), (_, false_state) = arms
+    return len(true_state.stack) == len(false_state.stack) == len(cond.true_state.stack) + (0 if cond.true_kept else 1)
+
+
 def run_arm(ctx: "StructureContext", target: Optional[Block], state: State, kept: bool,
             test: Block) -> Optional[Tuple[Block, State]]:
     """Where an arm of the conditional value tested at the end of ``test`` goes, and its

@@ -38,6 +38,7 @@ from framescope.decompiler.structure.context import StructureContext
 from framescope.decompiler.structure.loops import LoopBuilder
 from framescope.decompiler.structure.matches import MatchBuilder
 from framescope.decompiler.structure.patterns import MATCH_STARTS
+from framescope.decompiler.structure.operands import value_arms_meet
 from framescope.decompiler.structure.arms import (
     both_arms_leave, if_else, mark_line, is_bare_raise, is_substantial, laid_out_first, passed_arm,
     passed_then_else, path_leaves_function, releases, threaded_break, unreached_else_jump, written_else_end,
@@ -459,9 +460,9 @@ class Structurer:
             join = written_else_end(self.ctx.cfg.blocks, cond, stop)
         if join is None:
             return stop
-        if self.ctx.loops and join not in self.ctx.loops[-1].body:
-            return stop
-        if self.ctx.regions and not self.ctx.regions[-1].contains(join):
+        if ((self.ctx.loops and join not in self.ctx.loops[-1].body)
+                or (self.ctx.regions and not self.ctx.regions[-1].contains(join))) \
+                and not value_arms_meet(self.ctx, cond, join):
             return stop
         if stop is not None and join.index > stop.index and join is not stop and stop.index > cond.head.index:
             return stop
