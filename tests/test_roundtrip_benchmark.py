@@ -215,6 +215,10 @@ LAYOUT_SOURCES = [
     "def f(a, x, y, z):\n    if a and g(x or (), y and z):\n        return 1\n    return 2",
     "def f(a, b, x):\n    while a and h(b or x):\n        a = a[1:]\n    return a",
     "def f(xs, x):\n    return [y for y in xs if y or g(x or ())]",
+    # A ``return`` that two ways reach is the source's (3.10+ copies its own final return per way).
+    "def f(self, values, node, start, end):\n    if start == end:\n        if start < len(values):\n"
+    "            self.tree[node] = values[start]\n        return\n    mid = (start + end) // 2\n"
+    "    self._build(values, node, start, mid)",
     # A returned conditional value inside a with or try statement.
     "def f(a, m):\n    with m:\n        return g(a) if a else a",
     "def f(a, m):\n    try:\n        return g(a) if a else a\n    finally:\n        m.close()",

@@ -161,9 +161,13 @@ def strip_return_none(body: List[ast.stmt]) -> List[ast.stmt]:
     if not body:
         return body
     last = body[-1]
-    if is_none_return(last):
+    if is_none_return(last) and not marks.marked(last, marks.WRITTEN_RETURN):
         return body[:-1]
     if isinstance(last, ast.If):
+        if last.body and marks.marked(last.body[-1], marks.WRITTEN_RETURN) and last.orelse:
+            # ``if test: ... return`` then the rest of the function: the return was written.
+            rest, last.orelse = last.orelse, []
+            return body + strip_return_none(rest)
         last.body = strip_return_none(last.body) or [ast.Pass()]
         if last.orelse:
             last.orelse = strip_return_none(last.orelse)

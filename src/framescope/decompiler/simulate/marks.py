@@ -43,6 +43,10 @@ WRITTEN_ELSE = "written else"
 #: ``POP_EXCEPT`` and jump follow (3.8-3.9, `versions.KEEPS_UNREACHED_CLAUSE_EXIT`): the
 #: source's, not the loop's own way round (read by emit/cleanup, which keeps it).
 WRITTEN_CONTINUE = "written continue"
+#: Written by the structurer on a ``return None`` whose block is only that return and more
+#: than one way reaches (3.10+, `versions.COPIES_EXITS`): the compiler copies its own final
+#: return into each way there, so this one is the source's (read by emit/cleanup, which keeps it).
+WRITTEN_RETURN = "written return"
 #: Written by the machine decompiler on ``*t`` of a temporary nobody changes.
 FIXED = "fixed"
 #: Written by the simulator on an ``is``/``in`` test whose operator is its instruction's

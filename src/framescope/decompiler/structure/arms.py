@@ -9,6 +9,7 @@ from typing import List, Optional
 
 from framescope.decompiler.frontend import versions
 from framescope.decompiler.graph.cfg import Block
+from framescope.decompiler.simulate import marks
 from framescope.decompiler.simulate.expressions import is_pinned
 from framescope.decompiler.simulate.sametree import same_tree
 from framescope.decompiler.simulate.state import AssertionErrorName, is_none_return
@@ -19,6 +20,8 @@ from framescope.decompiler.structure.conditions import Cond, negate, passing_jum
 def both_arms_leave(test: ast.expr, body: List[ast.stmt], orelse: List[ast.stmt]) -> List[ast.stmt]:
     """The statements of an ``if`` neither of whose arms goes on (the one laid out first is the body)."""
     shared = common_tail(body, orelse)
+    if shared and any(marks.marked(arm[-1], marks.WRITTEN_RETURN) for arm in (body, orelse)):
+        shared = []  # a return the source wrote, which more than one way reaches: no copy
     if shared and len(body) == len(shared) <= len(orelse):
         # The arm laid out first is only the exit the other one ends with too: a guard
         # clause (``if not ok: return``) before the rest, the rest maybe that exit alone.

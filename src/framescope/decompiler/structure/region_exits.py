@@ -150,7 +150,7 @@ class RegionExits:
         if a is b:
             return True
         if a is not None and b is not None and a.succs() == b.succs() and same_run(a.instrs, b.instrs) \
-                and same_handling(a, b):
+                and same_handling(a, b) and not (written_exit(a) or written_exit(b)):
             return True  # 3.12+ copies small blocks (``POP_EXCEPT; JUMP``) into each predecessor
         copies = self.ctx.cfg.finally_copies
         if not (a in copies and b in copies and copies[a] is copies[b]):
@@ -161,3 +161,11 @@ class RegionExits:
         # after one) are not one place.
         after_a, after_b = self.ctx.cfg.finally_after[a], self.ctx.cfg.finally_after[b]
         return after_a is after_b or same_exit(after_a, after_b)
+
+
+def written_exit(block: Block) -> bool:
+    """Whether ``block`` is only a ``return <constant>`` that more than one way reaches
+    (3.10+): a statement of the source's, never one of the copies the compiler makes of an
+    exit without a line of its own, which each have one predecessor."""
+    return (versions.COPIES_EXITS and len(block.preds) > 1 and len(block.instrs) == 2
+            and block.instrs[0].op == "LOAD_CONST" and block.last.op == "RETURN_VALUE")

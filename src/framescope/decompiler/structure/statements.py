@@ -28,7 +28,7 @@ from framescope.decompiler.graph.cfg import CFG, Block
 from framescope.decompiler.graph.normalize import is_copied_constant_return
 from framescope.decompiler.simulate import marks
 from framescope.decompiler.simulate.simulator import Simulator
-from framescope.decompiler.simulate.state import ExceptEnd, State
+from framescope.decompiler.simulate.state import ExceptEnd, State, is_none_return
 from framescope.decompiler.structure.arm_values import ArmValues
 from framescope.decompiler.structure.conditions import (
     Cond, collect_condition, continue_jumped_to, is_builtin_check, jump_past_leaving_arm, jumps_per_test,
@@ -44,7 +44,7 @@ from framescope.decompiler.structure.arms import (
     passed_then_else, path_leaves_function, releases, threaded_break, unreached_else_jump, written_else_end,
 )
 from framescope.decompiler.structure.protected import ProtectedBuilder
-from framescope.decompiler.structure.region_exits import RegionExits
+from framescope.decompiler.structure.region_exits import RegionExits, written_exit
 from framescope.decompiler.structure.try_exits import normal_with_exit
 from framescope.decompiler.structure.unreached import code_after_handler
 from framescope.decompiler.graph.traversal import follow_jumps, jump_chain, reachable
@@ -190,6 +190,8 @@ class Structurer:
                 mark_line(state.stmts[-1], last.line)
                 if is_copied_constant_return(block):
                     marks.mark(state.stmts[-1], marks.RETURN_COPY)
+                if is_none_return(state.stmts[-1]) and written_exit(block):
+                    marks.mark(state.stmts[-1], marks.WRITTEN_RETURN)
             return None
         if i < len(block.instrs):  # not already run as the end of an except clause's clean-up
             self.ctx.sim.step(last, state)
