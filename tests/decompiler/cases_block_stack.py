@@ -215,4 +215,15 @@ CASES: List[Case] = [
     Case("blockstack_while_true_try_continue_return_finally",
          "def f(log, n):\n    while True:\n        try:\n            if len(log) < n:\n                continue\n"
          "            return len(log)\n        finally:\n            log.append(0)", ["([], 3)", "([1], 0)"]),
+    # A return behind an ``if`` in the try body of a loop that nothing else leaves: the return
+    # post-dominates the loop, yet the code after the ``if`` goes round again.
+    Case("blockstack_while_true_try_guarded_return_then_code",
+         "def f(xs, log):\n    while True:\n        x = xs.pop()\n        try:\n            log.append(10 // x)\n"
+         "            if x > 2:\n                return x\n            log.append('a')\n        except ZeroDivisionError:\n"
+         "            log.append('h')\n        log.append('s')", ["([1, 3, 0, 2], [])", "([0, 1], [])", "([], [])"]),
+    Case("blockstack_while_true_try_else_guarded_raise",
+         "def f(xs, log):\n    while True:\n        x = xs.pop()\n        try:\n            log.append(10 // x)\n"
+         "            if x > 2:\n                raise ValueError(x)\n            log.append('a')\n"
+         "        except ZeroDivisionError:\n            log.append('h')\n        else:\n            log.append('e')",
+         ["([1, 3, 0, 2], [])", "([0, 1], [])", "([], [])"]),
 ]
