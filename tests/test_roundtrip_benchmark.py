@@ -296,6 +296,12 @@ LAYOUT_SOURCES = [
     "def f(xs, log):\n    while True:\n        x = xs.pop()\n        try:\n            log.append(10 // x)\n"
     "            if x > 2:\n                return x\n            log.append('a')\n        except ZeroDivisionError:\n"
     "            log.append('h')\n        log.append('s')",
+    # A break behind an ``if`` in the body of (nested) with statements in while True.
+    "def f(xs, log):\n    while True:\n        x = xs.pop()\n        with g(log):\n            log.append(10 // x)\n"
+    "            if x > 2:\n                break\n            log.append('a')\n    log.append('end')\n    return log",
+    "def f(xs, log):\n    while True:\n        x = xs.pop()\n        with g(log):\n            with g(x):\n"
+    "                if x > 2:\n                    break\n                log.append(10 // x)\n            log.append('b')\n"
+    "    log.append('end')\n    return log",
 ]
 
 

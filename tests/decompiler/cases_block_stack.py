@@ -226,4 +226,14 @@ CASES: List[Case] = [
          "            if x > 2:\n                raise ValueError(x)\n            log.append('a')\n"
          "        except ZeroDivisionError:\n            log.append('h')\n        else:\n            log.append('e')",
          ["([1, 3, 0, 2], [])", "([0, 1], [])", "([], [])"]),
+    # A break behind an ``if`` in the body of with statements in while True: the way out calls
+    # each ``__exit__`` outside the loop's natural body, then jumps past the loop.
+    Case("blockstack_while_true_with_guarded_break_then_code",
+         "def f(xs, log):\n    while True:\n        x = xs.pop()\n        with Swallow():\n            log.append(10 // x)\n"
+         "            if x > 2:\n                break\n            log.append('a')\n    log.append('end')\n    return log\n"
+         + SWALLOW, ["([1, 3, 0, 2], [])", "([0, 1], [])", "([], [])"]),
+    Case("blockstack_while_true_nested_with_guarded_break",
+         "def f(xs, log):\n    while True:\n        x = xs.pop()\n        with Swallow():\n            with Swallow():\n"
+         "                if x > 2:\n                    break\n                log.append(10 // x)\n            log.append('b')\n"
+         "    log.append('end')\n    return log\n" + SWALLOW, ["([1, 3, 0, 2], [])", "([0, 1], [])", "([], [])"]),
 ]
