@@ -302,6 +302,10 @@ LAYOUT_SOURCES = [
     "def f(xs, log):\n    while True:\n        x = xs.pop()\n        with g(log):\n            with g(x):\n"
     "                if x > 2:\n                    break\n                log.append(10 // x)\n            log.append('b')\n"
     "    log.append('end')\n    return log",
+    # A break from an except clause through the finally body in while True.
+    "def f(xs, log):\n    while True:\n        x = xs.pop()\n        try:\n            log.append(10 // x)\n"
+    "        except ZeroDivisionError:\n            log.append('h')\n            break\n        finally:\n"
+    "            log.append('f')\n    log.append('end')\n    return log",
 ]
 
 

@@ -236,4 +236,15 @@ CASES: List[Case] = [
          "def f(xs, log):\n    while True:\n        x = xs.pop()\n        with Swallow():\n            with Swallow():\n"
          "                if x > 2:\n                    break\n                log.append(10 // x)\n            log.append('b')\n"
          "    log.append('end')\n    return log\n" + SWALLOW, ["([1, 3, 0, 2], [])", "([0, 1], [])", "([], [])"]),
+    # A break from an except clause through the finally body in while True: the way out runs a
+    # copy of the finally body (3.10+: and of a short return after the loop, a return alike).
+    Case("blockstack_while_true_except_break_finally",
+         "def f(xs, log):\n    while True:\n        x = xs.pop()\n        try:\n            log.append(10 // x)\n"
+         "        except ZeroDivisionError:\n            log.append('h')\n            break\n        finally:\n"
+         "            log.append('f')", ["([1, 3, 0, 2], [])", "([0, 1], [])", "([], [])"]),
+    Case("blockstack_while_true_except_break_finally_then_code",
+         "def f(xs, log):\n    while True:\n        x = xs.pop()\n        try:\n            log.append(10 // x)\n"
+         "        except ZeroDivisionError:\n            log.append('h')\n            break\n        finally:\n"
+         "            log.append('f')\n    log.append('end')\n    return log",
+         ["([1, 3, 0, 2], [])", "([0, 1], [])", "([], [])"]),
 ]

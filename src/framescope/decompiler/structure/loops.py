@@ -236,7 +236,9 @@ class LoopBuilder:
         ``break``, even to code that returns (the code after the loop, or 3.12+'s copy
         of the with statement's exit and the code after it).
         """
-        target = trampoline_target(succ) or succ
+        if returns_through_finally(self.ctx.cfg, succ):
+            return  # a ``return`` (or a break to one, alike) that runs the finally body first
+        target = break_through_finally(self.ctx, succ, self.enclosing()) or trampoline_target(succ) or succ
         if depth is not None and target.handler is not None and target.handler.depth > depth:
             return  # runs on a deeper stack than the loop's: inside an enclosing except clause
         tally.note(target, succ)
