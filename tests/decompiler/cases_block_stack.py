@@ -247,4 +247,29 @@ CASES: List[Case] = [
          "        except ZeroDivisionError:\n            log.append('h')\n            break\n        finally:\n"
          "            log.append('f')\n    log.append('end')\n    return log",
          ["([1, 3, 0, 2], [])", "([0, 1], [])", "([], [])"]),
+    # Ways out of a loop that the decompiler does not read back yet (see KNOWN_FAILURES).
+    Case("blockstack_loop_finally_ends_in_break",
+         "def f(xs, log):\n    for x in xs:\n        try:\n            log.append(10 // x)\n"
+         "        finally:\n            log.append('f')\n            break\n    return log",
+         ["([1, 3, 0, 2], [])", "([0, 1], [])", "([], [])", "([5], [])"]),
+    Case("blockstack_loop_finally_ends_in_continue",
+         "def f(xs, log):\n    for x in xs:\n        try:\n            log.append(10 // x)\n"
+         "        finally:\n            log.append('f')\n            continue\n    return log",
+         ["([1, 3, 0, 2], [])", "([0, 1], [])", "([], [])", "([5], [])"]),
+    Case("blockstack_loop_finally_guarded_break",
+         "def f(xs, log):\n    for x in xs:\n        try:\n            log.append(10 // x)\n"
+         "        finally:\n            log.append('f')\n            if x > 2:\n"
+         "                break\n    log.append('end')\n    return log",
+         ["([1, 3, 0, 2], [])", "([0, 1], [])", "([], [])", "([5], [])"]),
+    Case("blockstack_loop_try_continue_except_finally_then_code",
+         "def f(xs, log):\n    for x in xs:\n        try:\n            log.append(10 // x)\n"
+         "            continue\n        except ZeroDivisionError:\n"
+         "            log.append('h')\n        finally:\n            log.append('f')\n"
+         "        log.append('s')",
+         ["([1, 3, 0, 2], [])", "([0, 1], [])", "([], [])", "([5], [])"]),
+    Case("blockstack_loop_finally_guarded_return",
+         "def f(xs, log):\n    for x in xs:\n        try:\n            log.append(10 // x)\n"
+         "        finally:\n            log.append('f')\n            if x > 2:\n"
+         "                return x\n        log.append('s')\n    return log",
+         ["([1, 3, 0, 2], [])", "([0, 1], [])", "([], [])", "([5], [])"]),
 ]
