@@ -310,6 +310,20 @@ LAYOUT_SOURCES = [
     "        if silent:\n            rv = None\n            if cache:\n                self._c = (self._c[0], rv)\n"
     "        else:\n            rv = self.fail(e)\n            if cache:\n                self._c = (rv, self._c[1])\n"
     "    else:\n        if cache:\n            self._c = (rv, rv)\n    return rv",
+    # A return behind an ``if`` in the try body of while True, code after the ``if``.
+    "def f(xs, log):\n    while True:\n        x = xs.pop()\n        try:\n            log.append(10 // x)\n"
+    "            if x > 2:\n                return x\n            log.append('a')\n        except ZeroDivisionError:\n"
+    "            log.append('h')\n        log.append('s')",
+    # A break behind an ``if`` in the body of (nested) with statements in while True.
+    "def f(xs, log):\n    while True:\n        x = xs.pop()\n        with g(log):\n            log.append(10 // x)\n"
+    "            if x > 2:\n                break\n            log.append('a')\n    log.append('end')\n    return log",
+    "def f(xs, log):\n    while True:\n        x = xs.pop()\n        with g(log):\n            with g(x):\n"
+    "                if x > 2:\n                    break\n                log.append(10 // x)\n            log.append('b')\n"
+    "    log.append('end')\n    return log",
+    # A break from an except clause through the finally body in while True.
+    "def f(xs, log):\n    while True:\n        x = xs.pop()\n        try:\n            log.append(10 // x)\n"
+    "        except ZeroDivisionError:\n            log.append('h')\n            break\n        finally:\n"
+    "            log.append('f')\n    log.append('end')\n    return log",
 ]
 
 

@@ -215,4 +215,61 @@ CASES: List[Case] = [
     Case("blockstack_while_true_try_continue_return_finally",
          "def f(log, n):\n    while True:\n        try:\n            if len(log) < n:\n                continue\n"
          "            return len(log)\n        finally:\n            log.append(0)", ["([], 3)", "([1], 0)"]),
+    # A return behind an ``if`` in the try body of a loop that nothing else leaves: the return
+    # post-dominates the loop, yet the code after the ``if`` goes round again.
+    Case("blockstack_while_true_try_guarded_return_then_code",
+         "def f(xs, log):\n    while True:\n        x = xs.pop()\n        try:\n            log.append(10 // x)\n"
+         "            if x > 2:\n                return x\n            log.append('a')\n        except ZeroDivisionError:\n"
+         "            log.append('h')\n        log.append('s')", ["([1, 3, 0, 2], [])", "([0, 1], [])", "([], [])"]),
+    Case("blockstack_while_true_try_else_guarded_raise",
+         "def f(xs, log):\n    while True:\n        x = xs.pop()\n        try:\n            log.append(10 // x)\n"
+         "            if x > 2:\n                raise ValueError(x)\n            log.append('a')\n"
+         "        except ZeroDivisionError:\n            log.append('h')\n        else:\n            log.append('e')",
+         ["([1, 3, 0, 2], [])", "([0, 1], [])", "([], [])"]),
+    # A break behind an ``if`` in the body of with statements in while True: the way out calls
+    # each ``__exit__`` outside the loop's natural body, then jumps past the loop.
+    Case("blockstack_while_true_with_guarded_break_then_code",
+         "def f(xs, log):\n    while True:\n        x = xs.pop()\n        with Swallow():\n            log.append(10 // x)\n"
+         "            if x > 2:\n                break\n            log.append('a')\n    log.append('end')\n    return log\n"
+         + SWALLOW, ["([1, 3, 0, 2], [])", "([0, 1], [])", "([], [])"]),
+    Case("blockstack_while_true_nested_with_guarded_break",
+         "def f(xs, log):\n    while True:\n        x = xs.pop()\n        with Swallow():\n            with Swallow():\n"
+         "                if x > 2:\n                    break\n                log.append(10 // x)\n            log.append('b')\n"
+         "    log.append('end')\n    return log\n" + SWALLOW, ["([1, 3, 0, 2], [])", "([0, 1], [])", "([], [])"]),
+    # A break from an except clause through the finally body in while True: the way out runs a
+    # copy of the finally body (3.10+: and of a short return after the loop, a return alike).
+    Case("blockstack_while_true_except_break_finally",
+         "def f(xs, log):\n    while True:\n        x = xs.pop()\n        try:\n            log.append(10 // x)\n"
+         "        except ZeroDivisionError:\n            log.append('h')\n            break\n        finally:\n"
+         "            log.append('f')", ["([1, 3, 0, 2], [])", "([0, 1], [])", "([], [])"]),
+    Case("blockstack_while_true_except_break_finally_then_code",
+         "def f(xs, log):\n    while True:\n        x = xs.pop()\n        try:\n            log.append(10 // x)\n"
+         "        except ZeroDivisionError:\n            log.append('h')\n            break\n        finally:\n"
+         "            log.append('f')\n    log.append('end')\n    return log",
+         ["([1, 3, 0, 2], [])", "([0, 1], [])", "([], [])"]),
+    # Ways out of a loop that the decompiler does not read back yet (see KNOWN_FAILURES).
+    Case("blockstack_loop_finally_ends_in_break",
+         "def f(xs, log):\n    for x in xs:\n        try:\n            log.append(10 // x)\n"
+         "        finally:\n            log.append('f')\n            break\n    return log",
+         ["([1, 3, 0, 2], [])", "([0, 1], [])", "([], [])", "([5], [])"]),
+    Case("blockstack_loop_finally_ends_in_continue",
+         "def f(xs, log):\n    for x in xs:\n        try:\n            log.append(10 // x)\n"
+         "        finally:\n            log.append('f')\n            continue\n    return log",
+         ["([1, 3, 0, 2], [])", "([0, 1], [])", "([], [])", "([5], [])"]),
+    Case("blockstack_loop_finally_guarded_break",
+         "def f(xs, log):\n    for x in xs:\n        try:\n            log.append(10 // x)\n"
+         "        finally:\n            log.append('f')\n            if x > 2:\n"
+         "                break\n    log.append('end')\n    return log",
+         ["([1, 3, 0, 2], [])", "([0, 1], [])", "([], [])", "([5], [])"]),
+    Case("blockstack_loop_try_continue_except_finally_then_code",
+         "def f(xs, log):\n    for x in xs:\n        try:\n            log.append(10 // x)\n"
+         "            continue\n        except ZeroDivisionError:\n"
+         "            log.append('h')\n        finally:\n            log.append('f')\n"
+         "        log.append('s')",
+         ["([1, 3, 0, 2], [])", "([0, 1], [])", "([], [])", "([5], [])"]),
+    Case("blockstack_loop_finally_guarded_return",
+         "def f(xs, log):\n    for x in xs:\n        try:\n            log.append(10 // x)\n"
+         "        finally:\n            log.append('f')\n            if x > 2:\n"
+         "                return x\n        log.append('s')\n    return log",
+         ["([1, 3, 0, 2], [])", "([0, 1], [])", "([], [])", "([5], [])"]),
 ]

@@ -236,6 +236,38 @@ def trampoline_target(block: Block) -> Optional[Block]:
     return None
 
 
+def with_exit_target(block: Block) -> Optional[Block]:
+    """Where a ``break`` that leaves with statements goes once their ``__exit__`` calls ran,
+    if ``block`` starts such a way out: blocks that each only call ``__exit__`` with three
+    Nones (pushed as constants or copies; the bound method is already on the stack), drop the
+    result and fall or jump into the next, the last one jumping on. A natural loop without an
+    exit of its own (``while True``) does not hold them, unlike the arm that jumps there."""
+    seen = 0
+    while block is not None and seen < 10:
+        ends = exit_call_end(block)
+        if ends is None:
+            return None
+        seen += 1
+        if ends == "JUMP":
+            return block.jump
+        block = block.fall
+    return None
+
+
+def exit_call_end(block: Block) -> Optional[str]:
+    """For a block that is only a with statement's ``__exit__(None, None, None)``, how it goes
+    on (``JUMP`` or falling through: ``""``); None for any other block."""
+    ops = [ins for ins in block.instrs if ins.op != "NOP"]
+    nones = 0
+    while nones < len(ops) and (ops[nones].op == "LOAD_CONST" and ops[nones].arg is None
+                                or nones and ops[nones].op == "COPY" and ops[nones].arg == 1):
+        nones += 1
+    rest = [ins.op for ins in ops[nones:]]
+    if nones < 3 or rest[:2] != ["CALL", "POP_TOP"] or rest[2:] not in ([], ["JUMP"]):
+        return None
+    return "".join(rest[2:])
+
+
 class ExitTally:
     """The ways out of a loop's body, by where they go; the loop's own exit is not counted."""
 

@@ -25,7 +25,7 @@ from framescope.decompiler.structure.conditions import collect_condition
 from framescope.decompiler.structure.loop_exits import (
     after_breaks, break_exit, copied_tail, enters_statement, ExitTally, falls_into, leaves_function,
     leaves_try_to, lifts_value, pops_and_jumps, returns_after_statements, returns_from_loops, same_to_end, straight_run,
-    trampoline_target)
+    trampoline_target, with_exit_target)
 from framescope.decompiler.structure.finally_exits import break_through_finally, returns_through_finally
 from framescope.errors import DecompilationError
 
@@ -148,7 +148,7 @@ class LoopBuilder:
     def succ_exit(self, body: Set[Block], block: Block, succ: Block, exit: Optional[Block], is_for: bool,
                   depth: Optional[int], tally: "ExitTally") -> None:
         """Count the way out of the loop from ``block`` to ``succ``, outside the body."""
-        target = trampoline_target(succ)
+        target = trampoline_target(succ) or with_exit_target(succ)
         if target is None and is_for and succ.instrs[0].op == "POP_TOP" and exit is not None:
             # ``break`` whose jump to the code after the loop was replaced by a copy of it.
             copy = copied_tail(succ.instrs[1:], exit, self.enclosing())
@@ -236,7 +236,9 @@ class LoopBuilder:
         ``break``, even to code that returns (the code after the loop, or 3.12+'s copy
         of the with statement's exit and the code after it).
         """
-        target = trampoline_target(succ) or succ
+        if returns_through_finally(self.ctx.cfg, succ):
+            return  # a ``return`` (or a break to one, alike) that runs the finally body first
+        target = break_through_finally(self.ctx, succ, self.enclosing()) or trampoline_target(succ) or succ
         if depth is not None and target.handler is not None and target.handler.depth > depth:
             return  # runs on a deeper stack than the loop's: inside an enclosing except clause
         tally.note(target, succ)

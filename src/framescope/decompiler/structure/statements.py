@@ -450,6 +450,8 @@ class Structurer:
     def join(self, cond: Cond, stop: Optional[Block]) -> Optional[Block]:
         """Where the two arms of a branch meet, within the current region."""
         join = self.ctx.ipdom.get(cond.head)
+        if self.ctx.loops and join is not None and self.vacuous_exit(cond, join):
+            join = None
         if self.ctx.loops and (join is None or join is self.ctx.loops[-1].header):
             join = self.meeting_in_loop(cond, stop) or join
         if join is None and not self.ctx.loops and not self.ctx.regions:
@@ -469,6 +471,20 @@ class Structurer:
         if stop is not None and join.index > stop.index and join is not stop and stop.index > cond.head.index:
             return stop
         return join
+
+    def vacuous_exit(self, cond: Cond, join: Block) -> bool:
+        """Whether ``join``, the branch's immediate post-dominator, is an arm that leaves a loop
+        nothing else leaves (``while True`` without ``break``): that way out (a ``return``)
+        then post-dominates every block of the loop, even the other arm, which goes on at the
+        loop's header and reaches it only by going round again."""
+        if join is cond.true_block:
+            other = cond.false_block
+        elif join is cond.false_block:
+            other = cond.true_block
+        else:
+            return False
+        header = self.ctx.loops[-1].header
+        return other is not None and header not in reachable([join]) and join not in reachable([other], exclude=header)
 
     def after_true_arm_try(self, cond: Cond) -> Optional[Block]:
         """Where the true arm goes on when it ends with a try statement that always leaves,
