@@ -450,7 +450,8 @@ class Structurer:
     def join(self, cond: Cond, stop: Optional[Block]) -> Optional[Block]:
         """Where the two arms of a branch meet, within the current region."""
         join = self.ctx.ipdom.get(cond.head)
-        if self.ctx.loops and (join is None or join is self.ctx.loops[-1].header):
+        if self.ctx.loops and (join is None or join is self.ctx.loops[-1].header
+                               or self.round_the_loop(cond, join)):
             join = self.meeting_in_loop(cond, stop) or join
         if join is None and not self.ctx.loops and not self.ctx.regions:
             join = self.meeting(cond, stop)
@@ -469,6 +470,19 @@ class Structurer:
         if stop is not None and join.index > stop.index and join is not stop and stop.index > cond.head.index:
             return stop
         return join
+
+    def round_the_loop(self, cond: Cond, join: Block) -> bool:
+        """Whether an arm of ``cond`` gets to ``join`` only by going round the loop again: a
+        loop left only from inside its body (``while True: ... if not n: break``) makes
+        the code after the test post-dominate it through the jump back."""
+        loop = self.ctx.loops[-1]
+        if join not in loop.body:
+            return False
+        for arm in (cond.true_block, cond.false_block):
+            if arm is not None and arm is not join and join not in reachable(
+                    [arm], exclude=loop.header, inside=loop.body):
+                return True
+        return False
 
     def after_true_arm_try(self, cond: Cond) -> Optional[Block]:
         """Where the true arm goes on when it ends with a try statement that always leaves,
