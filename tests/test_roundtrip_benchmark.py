@@ -219,6 +219,9 @@ LAYOUT_SOURCES = [
     "def f(self, values, node, start, end):\n    if start == end:\n        if start < len(values):\n"
     "            self.tree[node] = values[start]\n        return\n    mid = (start + end) // 2\n"
     "    self._build(values, node, start, mid)",
+    # A loop left only by a break inside an if: the code after that if is where its arms meet.
+    "def f(f, n, u, K):\n    g = one(u, K)\n    while True:\n        n, m = n // 2, n\n        if m & 1:\n"
+    "            g = mul(g, f, u, K)\n            if not n:\n                break\n        f = sqr(f, u, K)\n    return g",
     # A returned conditional value inside a with or try statement.
     "def f(a, m):\n    with m:\n        return g(a) if a else a",
     "def f(a, m):\n    try:\n        return g(a) if a else a\n    finally:\n        m.close()",

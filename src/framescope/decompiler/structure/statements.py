@@ -450,9 +450,10 @@ class Structurer:
     def join(self, cond: Cond, stop: Optional[Block]) -> Optional[Block]:
         """Where the two arms of a branch meet, within the current region."""
         join = self.ctx.ipdom.get(cond.head)
-        if self.ctx.loops and join is not None and self.vacuous_exit(cond, join):
-            join = None
-        if self.ctx.loops and (join is None or join is self.ctx.loops[-1].header):
+        if self.ctx.loops and join is not None and self.round_the_loop(cond, join):
+            # Where the arms first both get to inside the loop; a way out of it is no meeting.
+            join = self.meeting_in_loop(cond, stop) or (None if self.leaves_loop(join) else join)
+        elif self.ctx.loops and (join is None or join is self.ctx.loops[-1].header):
             join = self.meeting_in_loop(cond, stop) or join
         if join is None and not self.ctx.loops and not self.ctx.regions:
             join = self.meeting(cond, stop)
@@ -472,19 +473,22 @@ class Structurer:
             return stop
         return join
 
-    def vacuous_exit(self, cond: Cond, join: Block) -> bool:
-        """Whether ``join``, the branch's immediate post-dominator, is an arm that leaves a loop
-        nothing else leaves (``while True`` without ``break``): that way out (a ``return``)
-        then post-dominates every block of the loop, even the other arm, which goes on at the
-        loop's header and reaches it only by going round again."""
-        if join is cond.true_block:
-            other = cond.false_block
-        elif join is cond.false_block:
-            other = cond.true_block
-        else:
+    def round_the_loop(self, cond: Cond, join: Block) -> bool:
+        """Whether an arm of ``cond`` gets to ``join``, the branch's immediate post-dominator,
+        only by going round the loop again. A loop left only from inside its body makes what
+        lies on every way out post-dominate its blocks through the jump back: the code after an
+        ``if`` that holds the only ``break`` (``while True: ... if not n: break``), or an arm
+        that leaves a loop nothing else leaves (``while True`` without ``break``: a ``return``)."""
+        loop = self.ctx.loops[-1]
+        arms = (cond.true_block, cond.false_block)
+        if not (join in arms and self.leaves_loop(join)) and join not in loop.body:
             return False
-        header = self.ctx.loops[-1].header
-        return other is not None and header not in reachable([join]) and join not in reachable([other], exclude=header)
+        return any(arm is not None and arm is not join and join not in reachable([arm], exclude=loop.header)
+                   for arm in arms)
+
+    def leaves_loop(self, block: Block) -> bool:
+        """Whether ``block`` never gets back to the start of the loop being built."""
+        return self.ctx.loops[-1].header not in reachable([block])
 
     def after_true_arm_try(self, cond: Cond) -> Optional[Block]:
         """Where the true arm goes on when it ends with a try statement that always leaves,
