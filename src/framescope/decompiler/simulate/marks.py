@@ -45,7 +45,8 @@ WRITTEN_ELSE = "written else"
 WRITTEN_CONTINUE = "written continue"
 #: Written by the structurer on a ``return None`` whose block is only that return and more
 #: than one way reaches (3.10+, `versions.COPIES_EXITS`): the compiler copies its own final
-#: return into each way there, so this one is the source's (read by emit/cleanup, which keeps it).
+#: return into each way there, so this one is the source's (read by emit/cleanup, which keeps it;
+#: value: the block's index, which tells two arms' returns of that one block from copies).
 WRITTEN_RETURN = "written return"
 #: Written by the machine decompiler on ``*t`` of a temporary nobody changes.
 FIXED = "fixed"

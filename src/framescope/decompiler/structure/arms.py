@@ -20,8 +20,9 @@ from framescope.decompiler.structure.conditions import Cond, negate, passing_jum
 def both_arms_leave(test: ast.expr, body: List[ast.stmt], orelse: List[ast.stmt]) -> List[ast.stmt]:
     """The statements of an ``if`` neither of whose arms goes on (the one laid out first is the body)."""
     shared = common_tail(body, orelse)
-    if shared and any(marks.marked(arm[-1], marks.WRITTEN_RETURN) for arm in (body, orelse)):
-        shared = []  # a return the source wrote, which more than one way reaches: no copy
+    written = [marks.marked(arm[-1], marks.WRITTEN_RETURN, None) for arm in (body, orelse)]
+    if shared and written[0] != written[1]:
+        shared = []  # a return the source wrote, which more than one way reaches, and another: no copies
     if shared and len(body) == len(shared) <= len(orelse):
         # The arm laid out first is only the exit the other one ends with too: a guard
         # clause (``if not ok: return``) before the rest, the rest maybe that exit alone.

@@ -191,7 +191,7 @@ class Structurer:
                 if is_copied_constant_return(block):
                     marks.mark(state.stmts[-1], marks.RETURN_COPY)
                 if is_none_return(state.stmts[-1]) and written_exit(block):
-                    marks.mark(state.stmts[-1], marks.WRITTEN_RETURN)
+                    marks.mark(state.stmts[-1], marks.WRITTEN_RETURN, block.index)
             return None
         if i < len(block.instrs):  # not already run as the end of an except clause's clean-up
             self.ctx.sim.step(last, state)
@@ -450,11 +450,11 @@ class Structurer:
     def join(self, cond: Cond, stop: Optional[Block]) -> Optional[Block]:
         """Where the two arms of a branch meet, within the current region."""
         join = self.ctx.ipdom.get(cond.head)
-        if self.ctx.loops and join is not None and self.round_the_loop(cond, join):
+        if self.ctx.loops and (join is None or join is self.ctx.loops[-1].header):
+            join = self.meeting_in_loop(cond, stop) or join
+        elif self.ctx.loops and self.round_the_loop(cond, join):
             # Where the arms first both get to inside the loop; a way out of it is no meeting.
             join = self.meeting_in_loop(cond, stop) or (None if self.leaves_loop(join) else join)
-        elif self.ctx.loops and (join is None or join is self.ctx.loops[-1].header):
-            join = self.meeting_in_loop(cond, stop) or join
         if join is None and not self.ctx.loops and not self.ctx.regions:
             join = self.meeting(cond, stop)
         if join is None or (self.ctx.loops and join is stop):
@@ -481,10 +481,13 @@ class Structurer:
         that leaves a loop nothing else leaves (``while True`` without ``break``: a ``return``)."""
         loop = self.ctx.loops[-1]
         arms = (cond.true_block, cond.false_block)
-        if not (join in arms and self.leaves_loop(join)) and join not in loop.body:
+        if join in arms and self.leaves_loop(join):
+            others = [arm for arm in arms if arm is not join]
+        elif join in loop.body:  # (an arm that is a jump back is a ``continue``: the meeting stays)
+            others = [arm for arm in arms if arm is not join and arm is not loop.header]
+        else:
             return False
-        return any(arm is not None and arm is not join and join not in reachable([arm], exclude=loop.header)
-                   for arm in arms)
+        return any(arm is not None and join not in reachable([arm], exclude=loop.header) for arm in others)
 
     def leaves_loop(self, block: Block) -> bool:
         """Whether ``block`` never gets back to the start of the loop being built."""
