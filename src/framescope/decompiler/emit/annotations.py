@@ -14,6 +14,7 @@ import ast
 from types import CodeType
 from typing import Dict, List, Optional, Tuple
 
+from framescope.decompiler.emit.blocks import rewrite_blocks
 from framescope.decompiler.simulate.state import CompAppend
 from framescope.errors import DecompilationError
 
@@ -64,13 +65,7 @@ def stored_annotations(body: List[ast.stmt], strings: bool = False) -> List[ast.
     ``strings``: the annotations are stringified (see `stringified`)."""
     out: List[ast.stmt] = []
     for stmt in body:
-        for field in ("body", "orelse", "finalbody"):
-            inner = getattr(stmt, field, None)
-            if isinstance(inner, list) and inner and not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef,
-                                                                           ast.ClassDef)):
-                setattr(stmt, field, stored_annotations(inner, strings))
-        for clause in list(getattr(stmt, "handlers", ())) + list(getattr(stmt, "cases", ())):
-            clause.body = stored_annotations(clause.body, strings)
+        rewrite_blocks(stmt, lambda inner: stored_annotations(inner, strings))
         key = annotation_key(stmt)
         if key is None:
             out.append(stmt)
@@ -210,13 +205,7 @@ def conditional_annotations(body: List[ast.stmt], conditional: Dict[int, Tuple[s
     the assignment just before it when that stores its name."""
     out: List[ast.stmt] = []
     for stmt in body:
-        for field in ("body", "orelse", "finalbody"):
-            inner = getattr(stmt, field, None)
-            if isinstance(inner, list) and inner and not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef,
-                                                                           ast.ClassDef)):
-                setattr(stmt, field, conditional_annotations(inner, conditional, strings))
-        for clause in list(getattr(stmt, "handlers", ())) + list(getattr(stmt, "cases", ())):
-            clause.body = conditional_annotations(clause.body, conditional, strings)
+        rewrite_blocks(stmt, lambda inner: conditional_annotations(inner, conditional, strings))
         if is_set_pop(stmt) and out and isinstance(out[-1], CompAppend) and out[-1].depth == 1:
             number = out.pop().value  # type: ignore[attr-defined]
             if not (isinstance(number, ast.Constant) and number.value in conditional):

@@ -17,6 +17,7 @@ import ast
 from types import CodeType
 from typing import Iterable, List, Optional, Set
 
+from framescope.decompiler.emit.blocks import rewrite_blocks
 from framescope.decompiler.frontend import versions
 
 _LEAVING = (ast.Return, ast.Raise, ast.Continue, ast.Break)
@@ -43,8 +44,7 @@ class Placer:
     def block(self, stmts: List[ast.stmt], ends_function: bool = False) -> List[ast.stmt]:
         """``stmts`` with each of its try statements placed, nested blocks first."""
         for stmt in stmts:
-            for inner in nested_blocks(stmt):
-                inner[:] = self.block(inner)
+            rewrite_blocks(stmt, self.block)
         for at in range(len(stmts) - 1, -1, -1):
             stmt = stmts[at]
             if isinstance(stmt, ast.Try) and stmt.handlers and not stmt.finalbody:
@@ -115,20 +115,6 @@ def always_leaves(stmts: List[ast.stmt]) -> bool:
     if isinstance(last, ast.If):
         return always_leaves(last.body) and always_leaves(last.orelse)
     return isinstance(last, _LEAVING)
-
-
-def nested_blocks(stmt: ast.stmt) -> Iterable[List[ast.stmt]]:
-    """The statement lists inside ``stmt`` that belong to the same function."""
-    if isinstance(stmt, _SCOPES):
-        return
-    for field in ("body", "orelse", "finalbody"):
-        inner = getattr(stmt, field, None)
-        if isinstance(inner, list) and inner:
-            yield inner
-    for handler in getattr(stmt, "handlers", ()):
-        yield handler.body
-    for case in getattr(stmt, "cases", ()):
-        yield case.body
 
 
 def names(nodes: Iterable[ast.AST], skip: Set[int] = frozenset()) -> Set[str]:  # type: ignore[assignment]
