@@ -207,7 +207,7 @@ def collect_condition(ctx: "StructureContext", block: Block, state: State, pops:
             if pushed > 2 or (pushed == 2 and probe.stack[-1] is not probe.stack[-2]):
                 # More than the tested value (and a kept copy): an operand holding a
                 # conditional value of its own, or the start of a match statement.
-                from framescope.decompiler.structure.operands import operand_test
+                from framescope.decompiler.structure.operands import operand_test  # (it builds on this module)
 
                 found = operand_test(ctx, target, probe, len(arm_state.stack))
                 if found is None:

@@ -5,7 +5,7 @@ again before the test's jump. Folding the two tests into one condition needs tha
 first: its branch is read here, its arms run on a probe, and the test is the block where
 they meet. Arms that make statements or branch again are not such a value.
 """
-from typing import TYPE_CHECKING, List, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Optional, Set, Tuple
 
 from framescope.decompiler.graph.cfg import Block
 from framescope.decompiler.simulate.state import State
@@ -54,16 +54,12 @@ def met_value(ctx: "StructureContext", block: Block, probe: State,
         cond = simple_condition(ctx, block, State(probe.stack))
     except DecompilationError:
         return None
-    arms: List[Tuple[Block, State]] = []
-    for target, state, kept in ((cond.true_block, cond.true_state, cond.true_kept),
-                                (cond.false_block, cond.false_state, cond.false_kept)):
-        arm = run_arm(ctx, target, state, kept, block)
-        if arm is None:
-            return None
-        arms.append(arm)
-    (join, true_state), (other, false_state) = arms
+    met = run_arms(ctx, cond, block)
+    if met is None:
+        return None
+    join, true_state, false_state = met
     depth = len(true_state.stack)
-    if join is not other or depth != len(false_state.stack) or not depth \
+    if depth != len(false_state.stack) or not depth \
             or not all(a is b for a, b in zip(true_state.stack[:-1], false_state.stack[:-1])):
         return None
     passed.update(b for b in (block, cond.true_block, cond.false_block) if b is not join)
@@ -78,14 +74,21 @@ def value_arms_meet(ctx: "StructureContext", cond: Cond, join: Optional[Block]) 
     to ``join``: a conditional value, even where ``join`` lies outside the try or with
     statement around the test (``with m: return x if c else y`` meets at the exit's
     clean-up, which the statement does not cover)."""
-    if join is None:
+    met = run_arms(ctx, cond, cond.last_test()) if join is not None else None
+    if met is None or met[0] is not join:
         return False
-    arms = [run_arm(ctx, cond.true_block, cond.true_state, cond.true_kept, cond.last_test()),
-            run_arm(ctx, cond.false_block, cond.false_state, cond.false_kept, cond.last_test())]
-    if any(arm is None or arm[0] is not join for arm in arms):
-        return False
-    (_, true_state), (_, false_state) = arms
+    _, true_state, false_state = met
     return len(true_state.stack) == len(false_state.stack) == len(cond.true_state.stack) + (0 if cond.true_kept else 1)
+
+
+def run_arms(ctx: "StructureContext", cond: Cond, test: Block) -> Optional[Tuple[Block, State, State]]:
+    """Where both arms of ``cond`` (tested at the end of ``test``) go when each is straight
+    code (see `run_arm`) into one block, and each arm's state there; None otherwise."""
+    true_arm = run_arm(ctx, cond.true_block, cond.true_state, cond.true_kept, test)
+    false_arm = run_arm(ctx, cond.false_block, cond.false_state, cond.false_kept, test)
+    if true_arm is None or false_arm is None or true_arm[0] is not false_arm[0]:
+        return None
+    return true_arm[0], true_arm[1], false_arm[1]
 
 
 def run_arm(ctx: "StructureContext", target: Optional[Block], state: State, kept: bool,
