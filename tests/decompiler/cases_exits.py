@@ -21,6 +21,11 @@ ASYNC = ("class CM:\n    def __init__(self, log):\n        self.log = log\n    a
          "            raise StopAsyncIteration\n        return self.items.pop(0)\n"
          "def run(co):\n    try:\n        co.send(None)\n    except StopIteration as stop:\n        return stop.value\n")
 
+#: A context manager that logs its entry and exit.
+CM_LOG = ("class CM:\n    def __init__(self, log):\n        self.log = log\n    def __enter__(self):\n"
+          "        self.log.append('enter')\n        return self\n    def __exit__(self, *exc):\n"
+          "        self.log.append('exit')\n")
+
 CASES: List[Case] = [
     Case("exits_continue_in_except_with_finally",
          "def f(xs, log):\n    for x in xs:\n        try:\n            x()\n        except ValueError:\n            continue\n"
@@ -112,6 +117,14 @@ CASES: List[Case] = [
          "            async for y in Items(items):\n                log.append(y)\n"
          "    try:\n        run(body(ok if items else bad_key))\n    except KeyError:\n        log.append('key')\n"
          "    return log\n" + CALLS + ASYNC, ["([1, 2], [])", "([], [])"]),
+    # Two returns from a with statement round a loop: the inner loop's exit is the outer loop's
+    # next round, not code after it that the second return would copy (3.10+).
+    Case("exits_returns_from_with_round_nested_loops",
+         "def f(args, a, log):\n    with CM(log) as ctx:\n        while args:\n            x = args.pop()\n"
+         "            if x > a:\n                if x > 5:\n                    return ctx.log\n            else:\n"
+         "                while args:\n                    if args.pop() == a:\n                        return log\n"
+         "    log.append('end')\n    return log\n" + CM_LOG,
+         ["([1, 3, 0, 5, 2], 2, [])", "([7, 1], 2, [])", "([2, 2, 1], 1, [])", "([], 0, [])", "([9, 2], 1, [])"]),
     # 3.8-3.9 return an arm's value where it would jump to the shared RETURN_VALUE.
     Case("exits_and_or_in_returned_conditional",
          "def f(a, b, c, x):\n    return (a and b) or c if x is not None else -1",

@@ -326,14 +326,18 @@ class LoopBuilder:
         """The block after the loop that ``block``, outside the region the loop is in, copies.
 
         3.10+ copies the code after a with statement (its ``__exit__`` call and a short
-        ``return``) into the ``break`` that leaves the statement's body with the loop.
+        ``return``) into the ``break`` that leaves the statement's body with the loop. That code
+        follows the loop's exit; a return further round an outer loop is another statement.
         """
         region = self.ctx.regions[-1] if self.ctx.regions else None
         if not versions.COPIES_EXITS or region is None or exit is None or region.contains(block) \
                 or not any(region.contains(b) for b in body):
             return None
         current, seen, enclosing = exit, 0, self.enclosing()
+        headers = {loop.header for loop in self.ctx.loops}
         while current is not None and seen < 20 and not enters_statement(current, enclosing):
+            if current in headers:
+                return None  # the loop's exit goes round an outer loop: a ``continue``, not code after it
             if current is not block and same_run(current.instrs, block.instrs) and same_to_end(block, current):
                 return current
             current = current.fall if current.fall is not None else current.jump
