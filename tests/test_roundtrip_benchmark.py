@@ -327,6 +327,18 @@ LAYOUT_SOURCES = [
     "def f(xs, log):\n    while True:\n        x = xs.pop()\n        try:\n            log.append(10 // x)\n"
     "        except ZeroDivisionError:\n            log.append('h')\n            break\n        finally:\n"
     "            log.append('f')\n    log.append('end')\n    return log",
+    # Chained comparisons as operands of and/or.
+    'def f(lo, hi, a, b):\n    return (lo is None or a <= lo <= b) and (hi is None or a <= hi <= b)',
+    'def f(x, a, b, y):\n    return y and a <= x <= b',
+    'def f(x, a, b, y):\n    return y or a < x < b < 9',
+    'def f(x, a, b, y):\n    return (x or a <= x <= b) and y',
+    'def f(x, a, b):\n    while a < x < b:\n        x = x * 2 + 1\n    return x',
+    'def f(x, a, b, y):\n    return [z for z in y if z or a < x < b], [z for z in y if a < z < b or z > 8]',
+    'def f(x, a, b, y):\n    out = []\n    for z in y:\n        if z or a < x < b:\n            out.append(z)\n    return out',
+    # Returns from a with statement in two nested loops (3.10+ took one for a break).
+    "def f(cm, args, a, b, c):\n    with cm as ctx:\n        while args:\n            if a:\n                if b:\n"
+    "                    return ctx\n            else:\n                while args:\n                    if c:\n"
+    "                        return ctx",
 ]
 
 

@@ -129,6 +129,10 @@ KEEPS_UNREACHED_FINAL_RETURN = PY < (3, 10)
 #: ``POP_EXCEPT`` and jump past the statement, which nothing reaches (up to 3.9): the sign of
 #: a written ``continue`` where running off a clause at the end of a loop body also jumps back.
 KEEPS_UNREACHED_CLAUSE_EXIT = PY < (3, 10)
+#: How a chained comparison (``a < x < b``) keeps its middle operand under the first result
+#: for the next comparison, as canonical instructions: ``SWAP 2; COPY 2`` (3.11+), before
+#: ``DUP_TOP; ROT_THREE``.
+CHAIN_KEEPS_OPERAND = [("SWAP", 2), ("COPY", 2)] if PY >= (3, 11) else [("COPY", 1), ("ROT", 3)]
 #: The peephole optimizer turns a jump to a lone ``RETURN_VALUE`` into that ``RETURN_VALUE``
 #: (up to 3.9): an arm of a returned conditional value may return it itself.
 RETURN_JUMPS_THREADED = PY < (3, 10)

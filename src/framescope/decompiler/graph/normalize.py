@@ -389,7 +389,7 @@ def unrotate_compound_loop(cfg: CFG) -> bool:
                         or not starts_statement(latch, len(latch.instrs) - 1 - k):
                     continue
                 pairs = match_test(head, len(head.instrs) - 1 - k, latch, len(latch.instrs) - 1 - k)
-                if pairs is None or len(pairs) < 2:
+                if pairs is None or len(pairs) < 2 or not jumps_back(pairs):
                     continue
                 exits = [t for t in terminals(pairs) if not cfg.dom.dominates(t, latch)]
                 head = replace_test_copy(cfg, head, len(head.instrs) - 1 - k, latch, len(latch.instrs) - 1 - k,
@@ -398,6 +398,13 @@ def unrotate_compound_loop(cfg: CFG) -> bool:
                     cfg.loop_tests[head] = exits[0]
                 return True
     return False
+
+
+def jumps_back(pairs) -> bool:
+    """Whether the copy of a test in ``pairs`` (test block -> copy block) jumps back (maybe to
+    the body it ends): a loop's rotated test. Two copies of one conditional value that returns (3.11+ copies exits) go on
+    forward only."""
+    return any(follow_jumps(succ, SHORT_CHAIN).index <= copy.index for copy in pairs.values() for succ in copy.succs())
 
 
 def starts_statement(block: Block, index: int) -> bool:
@@ -463,11 +470,21 @@ def test_successors(h: Block, hi: int, c: Block, ci: int, copies: Set[Block]):
         if c.last.op != h.last.op or not same_run(h.instrs[hi:-1], c.instrs[ci:-1]):
             return None
         return [(h.jump, 0, c.jump, 0), (h.fall, 0, c.fall, 0)]
-    if not h.last.is_pop_jump():  # part of an operand, e.g. ``x[:n or None]``: falls on
-        if h.jump is not None or h.fall is None or c.jump is not None or h.last.op in TERMINAL \
-                or not same_run(h.instrs[hi:], c.instrs[ci:]):
+    if not h.last.is_pop_jump():
+        # Part of an operand (``x[:n or None]``) that falls on, or the clean-up of a chained
+        # comparison that failed early (pop the spare operand), which the copy may lay out
+        # falling into the exit where the test jumps there.
+        if hi == ci == 0 and ends_alike(h, c):
+            return []  # both leave the function the same way (3.12+ copies the code there)
+        h_next, h_run = straight_on(h, hi)
+        c_next, c_run = straight_on(c, ci)
+        if h_next is None or c_next is None or h.last.op in TERMINAL or not same_run(h_run, c_run):
             return None
-        return [(h.fall, 0, c.fall, 0)]
+        if "JUMP" in (h.last.op, c.last.op) and not all(ins.op == "POP_TOP" for ins in h_run):
+            return None  # only a clean-up jumps on: the code of a value jumps to where it is used
+        if h_run and same_exit(follow_jumps(c_next, SHORT_CHAIN), follow_jumps(h_next, SHORT_CHAIN)):
+            return []  # both go on to the same place
+        return [(h_next, 0, c_next, 0)]
     if not same_run(h.instrs[hi:-1], c.instrs[ci:-1]):
         return None
     if c.last.op == h.last.op:
@@ -486,6 +503,53 @@ def test_successors(h: Block, hi: int, c: Block, ci: int, copies: Set[Block]):
             return None
         found.append((target, 0, copy, 0))
     return found
+
+
+def ends_alike(a: Block, b: Block) -> bool:
+    """Whether straight-line code from ``a`` and from ``b`` runs the same instructions to the
+    same end of the function, the blocks split in other places (a clean-up that pops and a
+    copy of the return after it, or the pop falling into the return)."""
+    a_run, b_run = run_to_end(a), run_to_end(b)
+    return a_run is not None and b_run is not None and same_run(a_run[0], b_run[0]) \
+        and all(same_handling(x, y) for x in a_run[1] for y in b_run[1])
+
+
+def run_to_end(block: Block) -> Optional[Tuple[List[Instr], List[Block]]]:
+    """The instructions from ``block`` on to a return or raise through straight-line code
+    (plain jumps left out), and its blocks; None when it branches first or runs long."""
+    instrs: List[Instr] = []
+    blocks: List[Block] = []
+    current: Optional[Block] = block
+    while current is not None and len(blocks) < SHORT_CHAIN:
+        blocks.append(current)
+        if current.last.op in TERMINAL:
+            return instrs + current.instrs, blocks
+        nxt, run = straight_on(current, 0)
+        instrs += run
+        current = nxt
+    return None
+
+
+def drop_unreached_run(cfg: CFG, block: Block) -> None:
+    """Remove ``block``, which nothing reaches, and the straight-line code after it that only
+    it reached (a copy of the function's end, or a clean-up falling into one)."""
+    current: Optional[Block] = block
+    while current is not None and not current.preds and current in cfg.blocks:
+        cfg.blocks.remove(current)
+        nxt = current.jump or current.fall
+        if nxt is not None:
+            nxt.preds = [p for p in nxt.preds if p is not current]
+        current = nxt
+
+
+def straight_on(block: Block, start: int) -> Tuple[Optional[Block], List[Instr]]:
+    """Where ``block`` goes on by a plain jump or by falling through, and its instructions
+    from ``start`` on before that jump; (None, []) when it branches or ends."""
+    if block.last.op == "JUMP":
+        return block.jump, block.instrs[start:-1]
+    if block.jump is not None:
+        return None, []
+    return block.fall, block.instrs[start:]
 
 
 def terminals(pairs) -> List[Block]:
@@ -546,9 +610,10 @@ def replace_test_copy(cfg: CFG, head: Block, head_start: int, latch: Block, latc
             succ.preds = [p for p in succ.preds if p is not block]
     for block in dropped:
         for succ in block.succs():
-            if not succ.preds and not succ.succs() and succ in cfg.blocks:  # an exit copy only the copy reached
-                cfg.blocks.remove(succ)
-        cfg.blocks.remove(block)
+            if not succ.preds and run_to_end(succ) is not None:  # an exit copy only the copy reached
+                drop_unreached_run(cfg, succ)
+        if block in cfg.blocks:
+            cfg.blocks.remove(block)
     anchor = latch.instrs[latch_start]
     jump = Instr("JUMP", None, anchor.offset, head.start, anchor.line, latch.handler, "JUMP")
     latch.instrs = latch.instrs[:latch_start] + [jump]

@@ -210,9 +210,10 @@ def collect_condition(ctx: "StructureContext", block: Block, state: State, pops:
                 from framescope.decompiler.structure.operands import operand_test  # (it builds on this module)
 
                 found = operand_test(ctx, target, probe, len(arm_state.stack))
-                if found is None:
+                if found is not None:
+                    test, probe, passed = found
+                elif not chain_start(target, probe):
                     continue
-                test, probe, passed = found
             inner = collect_condition(ctx, test, probe, pops)
             merged = fold(cond, side, inner)
             if merged is not None and (len(merged.true_state.stack) != len(inner.true_state.stack)
@@ -229,10 +230,19 @@ def collect_condition(ctx: "StructureContext", block: Block, state: State, pops:
         cond = merged
 
 
+def chain_start(block: Block, probe: State) -> bool:
+    """Whether ``block`` starts a chained comparison (``a < x < b``) as a test: it compares the
+    first two operands, keeping a copy of the middle one under the result
+    for the next comparison; each arm drops the copy again on its way."""
+    ops = [(ins.op, ins.arg) for ins in block.instrs[-4:-1]]
+    return ops[-1][0] == "COMPARE_OP" and ops[:2] == versions.CHAIN_KEEPS_OPERAND and block.last.is_pop_jump() \
+        and len(probe.stack) >= 2 and isinstance(probe.stack[-2], ast.expr)
+
+
 def is_test_block(ctx: "StructureContext", block: Block, consumed) -> bool:
     if not block.last.is_cond_jump():
         return False
-    if any(p not in consumed for p in block.preds):
+    if any(p not in consumed and not chain_clean_up(p, block, consumed) for p in block.preds):
         return False
     if any(p.handler != block.handler for p in block.preds):
         return False  # the test starts (or ends) a protected region: a statement of its own
@@ -241,6 +251,21 @@ def is_test_block(ctx: "StructureContext", block: Block, consumed) -> bool:
     if any(b.handler != block.handler for b in consumed):
         return False  # a try statement starts between the two tests: ``if a:`` then ``try: if b:``
     return not tests_assert_false(block)
+
+
+def chain_clean_up(pred: Block, block: Block, consumed) -> bool:
+    """Whether ``pred``, reached only from the tests in ``consumed``, is on the way of a
+    chained comparison to the next test ``block``: the clean-up that pops the middle operand
+    kept for a comparison that did not run (``a < x < b or c``), or the jump over it."""
+    if any(p not in consumed for p in pred.preds):
+        return False
+    if pred.is_lone_jump() and pred.jump is block:
+        return any(pops_into(other, block) and other.index == pred.index + 1 for other in block.preds)
+    return pops_into(pred, block)
+
+
+def pops_into(pred: Block, block: Block) -> bool:
+    return pred.fall is block and pred.jump is None and all(ins.op == "POP_TOP" for ins in pred.instrs)
 
 
 def tests_assert_false(block: Block) -> bool:

@@ -41,7 +41,7 @@ def operand_test(ctx: "StructureContext", block: Block, probe: State,
             return None
         if probe.stmts or not block.last.is_cond_jump() or len(probe.stack) < base + 1:
             return None
-        if len(probe.stack) == base + 1 and block.last.op.startswith("POP_JUMP"):
+        if len(probe.stack) == base + 1:
             return block, probe, passed
     return None
 
@@ -98,7 +98,7 @@ def run_arm(ctx: "StructureContext", target: Optional[Block], state: State, kept
     (reached from the test alone, in its protected region) that leaves its value."""
     if target is None:
         return None
-    if kept:
+    if kept and not drops_spare_operand(target, test):
         return target, State(state.stack)
     if len(target.preds) != 1 or target.preds[0] is not test or target.last.is_cond_jump() \
             or target.handler != test.handler:
@@ -112,3 +112,12 @@ def run_arm(ctx: "StructureContext", target: Optional[Block], state: State, kept
         return None
     after = target.jump if target.last.op == "JUMP" else target.fall
     return None if probe.stmts or after is None else (after, probe)
+
+
+def drops_spare_operand(block: Block, test: Block) -> bool:
+    """Whether ``block``, reached from ``test`` alone, only drops the value under the top and
+    goes on: where a chained comparison that failed early (``a <= x <= b``) keeps its result
+    and pops the middle operand it had copied for the next comparison."""
+    body = block.instrs[:-1] if block.last.op == "JUMP" else block.instrs
+    return [(ins.op, ins.arg) for ins in body] == [("SWAP", 2), ("POP_TOP", None)] \
+        and block.preds == [test] and block.handler == test.handler

@@ -269,7 +269,7 @@ class Structurer:
         false_end = self.walk(cond.false_block, join, false_state)
         if true_end is None and join is not None and join is self.after_true_arm_try(cond):
             true_end = join  # it falls out of its try's handler there (past the else, if any)
-        if versions.RETURN_JUMPS_THREADED:
+        if versions.RETURN_JUMPS_THREADED or versions.COPIES_EXITS:
             true_end = self.threaded_return(true_state, true_end, false_state, false_end, join, len(state.stack))
             false_end = self.threaded_return(false_state, false_end, true_state, true_end, join, len(state.stack))
         if true_end is join and false_end is join and self.values.arms_value(cond, state):
@@ -283,10 +283,17 @@ class Structurer:
         """Where an arm goes on, once a ``return`` that stands for its value's jump to ``join`` is undone.
 
         When the other arm takes a value to ``join``, a lone ``RETURN_VALUE``, an arm that only
-        returns a value is the jump there that the peephole optimizer replaced (3.8-3.9).
+        returns a value is the jump there that the peephole optimizer replaced (3.8-3.9). Its
+        value goes where the other arm's is: on the branch's stack, or one lower in a chained
+        comparison, whose arms both drop the operand kept for the next comparison. 3.10+ copies
+        the ``RETURN_VALUE`` into the arm instead: undone only in a chained comparison, where
+        no statement could end the arm.
         """
+        chained = len(arm.stack) == base - 1
         if (end is not None or join is None or other_end is not join or len(join.instrs) != 1
-                or join.last.op != "RETURN_VALUE" or len(other.stack) != base + 1 or len(arm.stack) != base
+                or join.last.op != "RETURN_VALUE" or len(other.stack) != len(arm.stack) + 1
+                or not (chained or (versions.RETURN_JUMPS_THREADED and len(arm.stack) == base))
+                or any(a is not b for a, b in zip(arm.stack, other.stack))
                 or len(arm.stmts) != 1 or not isinstance(arm.stmts[0], ast.Return) or arm.stmts[0].value is None):
             return end
         arm.stack.append(arm.stmts.pop().value)
