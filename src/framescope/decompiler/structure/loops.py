@@ -196,6 +196,32 @@ class LoopBuilder:
                 ends[i] = self.walker.exits.finish_exit(path, state)
         return ends[0], ends[1]
 
+    def continue_through_finally(self, cond: "Cond", true_end: Optional[Block],
+                                 false_end: Optional[Block]) -> Tuple[Optional[Block], Optional[Block]]:
+        """3.8: the arm ends of ``cond`` once an arm that calls a finally body on its way back
+        to the loop (``CALL_FINALLY``: the clean-up of ``except E as name``, say) is written as
+        ``continue``.
+
+        Both arms get to the loop's start when the statement around them ends the loop
+        body, but only a written ``continue`` calls the clean-up; running off the end of
+        the statement enters it with ``BEGIN_FINALLY``."""
+        if not versions.FINALLY_SUBROUTINES or not self.ctx.loops:
+            return true_end, false_end
+        loop = self.ctx.loops[-1]
+        if true_end is not loop.header or false_end is not loop.header:
+            return true_end, false_end
+        arms = ((cond.true_state, cond.true_block), (cond.false_state, cond.false_block))
+        called = [arm is not None and self.calls_finally_back(arm, loop) for _, arm in arms]
+        if called[0] == called[1]:
+            return true_end, false_end
+        arms[called.index(True)][0].stmts.append(ast.Continue())
+        return (None, false_end) if called[0] else (true_end, None)
+
+    def calls_finally_back(self, arm: Block, loop: "Loop") -> bool:
+        """Whether the arm from ``arm`` jumps back to ``loop``'s start after a called finally body."""
+        return any(b.jump is loop.header and any(ins.called_finally for ins in b.instrs)
+                   for b in reachable([arm], exclude=loop.header, inside=loop.body))
+
     def clause_exits(self, header: Block, body: Set[Block]) -> Tuple[Set[Block], List[Block]]:
         """The blocks of the except clauses of the try statements in a ``while True`` loop that
         are not in its natural loop, and where those clauses jump out of the loop.

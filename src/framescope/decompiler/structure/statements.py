@@ -276,6 +276,7 @@ class Structurer:
             return join
         true_end, false_end = self.arm_ends(block, true_state, false_state, true_end, false_end)
         true_end, false_end = self.loop_builder.guard_through_finally(cond, true_end, false_end)
+        true_end, false_end = self.loop_builder.continue_through_finally(cond, true_end, false_end)
         return self.if_statement(cond, state, true_end, false_end)
 
     def threaded_return(self, arm: State, end: Optional[Block], other: State, other_end: Optional[Block],
