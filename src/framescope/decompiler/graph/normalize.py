@@ -171,12 +171,13 @@ def dead_jump_back(cfg: CFG, block: Block) -> Optional[Block]:
 
     A loop whose body is a try statement that always leaves (``while True: try: return x
     finally: ...``) keeps its jump back after the handler's ``END_FINALLY``, where only the
-    end of the try body (``BEGIN_FINALLY``) would go on. No edge reaches the jump, yet the
-    loop is there: the handler, which its header dominates, counts as jumping back.
+    end of the try body (``BEGIN_FINALLY``) would go on, the code after the statement (no
+    path reaches it either) before it. No edge reaches the jump, yet the loop is there: the
+    handler, which its header dominates, counts as jumping back.
     None when ``block`` is no such handler end.
     """
     after = unreached_after_end_finally(cfg, block)
-    if after is None or not after.is_lone_jump() or block not in cfg.dom:
+    if after is None or after.last.op != "JUMP" or after.fall is not None or block not in cfg.dom:
         return None
     header = after.jump
     if header is None or header.index > block.index or not cfg.dom.dominates(header, block):
