@@ -542,7 +542,7 @@ class ProtectedBuilder:
             path = self.exits.exit_path(body_end) if body_end in self.ctx.cfg.called_finally else None
             if path is not None:  # 3.8: the body leaves by a statement that runs the finally body first
                 self.exits.finish_exit(path, body_state)
-                after = self.unreached.unreached_finally_exit(hblock)
+                after = self.unreached.unreached_finally_exit(hblock) or self.unreached.left_finally_exit(hblock)
         body = body_state.stmts
         if len(body) == 1 and isinstance(body[0], TRY_NODES) and not body[0].finalbody:
             node = body[0]
