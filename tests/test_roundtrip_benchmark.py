@@ -327,6 +327,11 @@ LAYOUT_SOURCES = [
     "def f(xs, log):\n    while True:\n        x = xs.pop()\n        try:\n            log.append(10 // x)\n"
     "        except ZeroDivisionError:\n            log.append('h')\n            break\n        finally:\n"
     "            log.append('f')\n    log.append('end')\n    return log",
+    # A with statement whose body always leaves a while loop (3.8: the jump back follows its exit).
+    "def f(xs, log):\n    while xs:\n        x = xs.pop()\n        with g():\n            log.append(10 // x)\n"
+    "            break\n    log.append('end')\n    return log",
+    "def f(xs, log):\n    while xs:\n        x = xs.pop()\n        with g():\n            log.append(10 // x)\n"
+    "            return x\n        log.append('s')\n    return log",
 ]
 
 
