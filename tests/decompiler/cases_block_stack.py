@@ -274,6 +274,12 @@ CASES: List[Case] = [
          "        except ZeroDivisionError as e:\n            log.append(type(e).__name__)\n            if len(log) > 2:\n"
          "                continue\n            log.append('a')\n    log.append('end')\n    return log",
          ["([1, 3, 0, 2, 0], [])", "([0, 0], [])", "([], [])"]),
+    # An else clause that ends in break, in while True: laid out after the handler, inside the loop.
+    Case("blockstack_while_true_else_clause_break",
+         "def f(xs, log):\n    while True:\n        x = xs.pop()\n        try:\n            log.append(10 // x)\n"
+         "        except ZeroDivisionError:\n            log.append('h')\n        else:\n            log.append('e')\n"
+         "            break\n        log.append('s')\n    log.append('end')\n    return log",
+         ["([1, 3, 0, 2], [])", "([2, 0, 0], [])", "([0], [])"]),
     # A with statement whose body always leaves its loop: the jump back after its exit is the loop's.
     Case("blockstack_while_with_break",
          "def f(xs, log):\n    while xs:\n        x = xs.pop()\n        with Swallow():\n            log.append(10 // x)\n"

@@ -143,7 +143,28 @@ class LoopBuilder:
         meeting = self.meeting_point(counts, body, exit)
         if meeting is not None:
             brk = meeting
+        if exit is None and header is not None:
+            else_break = self.else_clause_break(brk, body | clauses)
+            if else_break is not None:
+                return else_break, via.get(else_break, set())
         return brk, via.get(brk, set())
+
+    def else_clause_break(self, brk: Block, loop: Set[Block]) -> Optional[Block]:
+        """3.8: where the else clause of a try statement in a ``while True`` loop breaks to, when
+        ``brk``, the one way out found, is that clause (None when it is not).
+
+        A handler's ``END_FINALLY`` falls into the code laid out after it, so code there
+        belongs to the statement, not to the code after the loop, which follows the loop's
+        jump back."""
+        if not versions.HANDLER_END_FALLS_THROUGH or brk.index == 0 or brk.fall is not None:
+            return None
+        before = self.ctx.cfg.blocks[brk.index - 1]
+        if before not in loop or not before.last.is_end_finally() or brk.last.op != "JUMP":
+            return None
+        target = brk.jump
+        if target is None or target in loop or target.index < max(b.index for b in loop):
+            return None
+        return target
 
     def succ_exit(self, body: Set[Block], block: Block, succ: Block, exit: Optional[Block], is_for: bool,
                   depth: Optional[int], tally: "ExitTally") -> None:
