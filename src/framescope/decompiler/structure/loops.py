@@ -23,7 +23,7 @@ from framescope.decompiler.structure.comprehensions import build as build_compre
 from framescope.decompiler.structure.comprehensions import collect as collect_generators
 from framescope.decompiler.structure.conditions import collect_condition
 from framescope.decompiler.structure.loop_exits import (
-    after_breaks, break_exit, copied_tail, enters_statement, ExitTally, falls_into, leaves_function,
+    after_breaks, break_exit, copied_tail, else_clause_break, enters_statement, ExitTally, falls_into, leaves_function,
     leaves_try_to, lifts_value, pops_and_jumps, returns_after_statements, returns_from_loops, same_to_end, straight_run,
     trampoline_target, with_exit_target)
 from framescope.decompiler.structure.finally_exits import break_through_finally, returns_through_finally
@@ -144,27 +144,10 @@ class LoopBuilder:
         if meeting is not None:
             brk = meeting
         if exit is None and header is not None:
-            else_break = self.else_clause_break(brk, body | clauses)
+            else_break = else_clause_break(self.ctx.cfg, brk, body | clauses)
             if else_break is not None:
                 return else_break, via.get(else_break, set())
         return brk, via.get(brk, set())
-
-    def else_clause_break(self, brk: Block, loop: Set[Block]) -> Optional[Block]:
-        """3.8: where the else clause of a try statement in a ``while True`` loop breaks to, when
-        ``brk``, the one way out found, is that clause (None when it is not).
-
-        A handler's ``END_FINALLY`` falls into the code laid out after it, so code there
-        belongs to the statement, not to the code after the loop, which follows the loop's
-        jump back."""
-        if not versions.HANDLER_END_FALLS_THROUGH or brk.index == 0 or brk.fall is not None:
-            return None
-        before = self.ctx.cfg.blocks[brk.index - 1]
-        if before not in loop or not before.last.is_end_finally() or brk.last.op != "JUMP":
-            return None
-        target = brk.jump
-        if target is None or target in loop or target.index < max(b.index for b in loop):
-            return None
-        return target
 
     def succ_exit(self, body: Set[Block], block: Block, succ: Block, exit: Optional[Block], is_for: bool,
                   depth: Optional[int], tally: "ExitTally") -> None:
@@ -216,32 +199,6 @@ class LoopBuilder:
             if path and self.loop_control(path[-1], None) is not None:
                 ends[i] = self.walker.exits.finish_exit(path, state)
         return ends[0], ends[1]
-
-    def continue_through_finally(self, cond: "Cond", true_end: Optional[Block],
-                                 false_end: Optional[Block]) -> Tuple[Optional[Block], Optional[Block]]:
-        """3.8: the arm ends of ``cond`` once an arm that calls a finally body on its way back
-        to the loop (``CALL_FINALLY``: the clean-up of ``except E as name``, say) is written as
-        ``continue``.
-
-        Both arms get to the loop's start when the statement around them ends the loop
-        body, but only a written ``continue`` calls the clean-up; running off the end of
-        the statement enters it with ``BEGIN_FINALLY``."""
-        if not versions.FINALLY_SUBROUTINES or not self.ctx.loops:
-            return true_end, false_end
-        loop = self.ctx.loops[-1]
-        if true_end is not loop.header or false_end is not loop.header:
-            return true_end, false_end
-        arms = ((cond.true_state, cond.true_block), (cond.false_state, cond.false_block))
-        called = [arm is not None and self.calls_finally_back(arm, loop) for _, arm in arms]
-        if called[0] == called[1]:
-            return true_end, false_end
-        arms[called.index(True)][0].stmts.append(ast.Continue())
-        return (None, false_end) if called[0] else (true_end, None)
-
-    def calls_finally_back(self, arm: Block, loop: "Loop") -> bool:
-        """Whether the arm from ``arm`` jumps back to ``loop``'s start after a called finally body."""
-        return any(b.jump is loop.header and any(ins.called_finally for ins in b.instrs)
-                   for b in reachable([arm], exclude=loop.header, inside=loop.body))
 
     def clause_exits(self, header: Block, body: Set[Block]) -> Tuple[Set[Block], List[Block]]:
         """The blocks of the except clauses of the try statements in a ``while True`` loop that
