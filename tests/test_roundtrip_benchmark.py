@@ -339,6 +339,11 @@ LAYOUT_SOURCES = [
     "def f(cm, args, a, b, c):\n    with cm as ctx:\n        while args:\n            if a:\n                if b:\n"
     "                    return ctx\n            else:\n                while args:\n                    if c:\n"
     "                        return ctx",
+    # A with statement whose body always leaves a while loop (3.8: the jump back follows its exit).
+    "def f(xs, log):\n    while xs:\n        x = xs.pop()\n        with g():\n            log.append(10 // x)\n"
+    "            break\n    log.append('end')\n    return log",
+    "def f(xs, log):\n    while xs:\n        x = xs.pop()\n        with g():\n            log.append(10 // x)\n"
+    "            return x\n        log.append('s')\n    return log",
 ]
 
 

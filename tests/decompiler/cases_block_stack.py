@@ -247,6 +247,58 @@ CASES: List[Case] = [
          "        except ZeroDivisionError:\n            log.append('h')\n            break\n        finally:\n"
          "            log.append('f')\n    log.append('end')\n    return log",
          ["([1, 3, 0, 2], [])", "([0, 1], [])", "([], [])"]),
+    # A try body that always leaves its loop iteration: 3.8 still lays out the else clause (and
+    # the code after the statement) after the handler, where its END_FINALLY falls through.
+    Case("blockstack_loop_try_break_unreached_else",
+         "def f(xs, log):\n    for x in xs:\n        try:\n            log.append(10 // x)\n            break\n"
+         "        except ZeroDivisionError:\n            log.append('h')\n        else:\n            log.append('e')\n"
+         "        log.append('s')\n    return log",
+         ["([1, 3, 0, 2], [])", "([0, 0, 1], [])", "([], [])", "([0], [])"]),
+    Case("blockstack_loop_try_continue_unreached_else",
+         "def f(xs, log):\n    for x in xs:\n        try:\n            log.append(10 // x)\n            continue\n"
+         "        except ZeroDivisionError:\n            log.append('h')\n        else:\n            log.append('e')\n"
+         "    return log",
+         ["([1, 3, 0, 2], [])", "([0, 0, 1], [])", "([], [])"]),
+    Case("blockstack_while_try_return_unreached_else",
+         "def f(xs, log):\n    while xs:\n        x = xs.pop()\n        try:\n            log.append(10 // x)\n"
+         "            return x\n        except ZeroDivisionError:\n            log.append('h')\n        else:\n"
+         "            log.append('e')\n        log.append('s')\n    return log",
+         ["([1, 3, 0, 2], [])", "([1, 0, 0], [])", "([], [])"]),
+    Case("blockstack_while_try_continue_then_code",
+         "def f(xs, log):\n    while xs:\n        x = xs.pop()\n        try:\n            log.append(10 // x)\n"
+         "            continue\n        except ZeroDivisionError:\n            log.append('h')\n        log.append('s')\n"
+         "    return log",
+         ["([1, 3, 0, 2], [])", "([0, 0], [])", "([], [])"]),
+    Case("blockstack_loop_except_as_guarded_continue",
+         "def f(xs, log):\n    for x in xs:\n        try:\n            log.append(10 // x)\n"
+         "        except ZeroDivisionError as e:\n            log.append(type(e).__name__)\n            if len(log) > 2:\n"
+         "                continue\n            log.append('a')\n    log.append('end')\n    return log",
+         ["([1, 3, 0, 2, 0], [])", "([0, 0], [])", "([], [])"]),
+    # An else clause that ends in break, in while True: laid out after the handler, inside the loop.
+    Case("blockstack_while_true_else_clause_break",
+         "def f(xs, log):\n    while True:\n        x = xs.pop()\n        try:\n            log.append(10 // x)\n"
+         "        except ZeroDivisionError:\n            log.append('h')\n        else:\n            log.append('e')\n"
+         "            break\n        log.append('s')\n    log.append('end')\n    return log",
+         ["([1, 3, 0, 2], [])", "([2, 0, 0], [])", "([0], [])"]),
+    # A with statement whose body always leaves its loop: the jump back after its exit is the loop's.
+    Case("blockstack_while_with_break",
+         "def f(xs, log):\n    while xs:\n        x = xs.pop()\n        with Swallow():\n            log.append(10 // x)\n"
+         "            break\n    log.append('end')\n    return log\n" + SWALLOW,
+         ["([1, 3, 0, 2], [])", "([2, 0, 0], [])", "([0], [])", "([], [])"]),
+    Case("blockstack_while_with_return",
+         "def f(xs, log):\n    while xs:\n        x = xs.pop()\n        with Swallow():\n            log.append(10 // x)\n"
+         "            return x\n        log.append('s')\n    return log\n" + SWALLOW,
+         ["([1, 3, 0, 2], [])", "([2, 0, 0], [])", "([0], [])", "([], [])"]),
+    # A try body that always returns through its finally body: the code after the statement and
+    # the jump back are laid out after the finally body, unreached.
+    Case("blockstack_while_finally_return_then_code",
+         "def f(xs, log):\n    while xs:\n        x = xs.pop()\n        try:\n            log.append(10 // x)\n"
+         "            return x\n        finally:\n            log.append('f')\n        log.append('s')\n    return log",
+         ["([1, 3, 2], [])", "([0, 2], [])", "([], [])"]),
+    Case("blockstack_while_finally_bare_return_then_code",
+         "def f(xs, log):\n    while xs:\n        x = xs.pop()\n        try:\n            log.append(10 // x)\n"
+         "            return\n        finally:\n            log.append('f')\n        log.append('s')\n    return log",
+         ["([1, 3, 2], [])", "([0, 2], [])", "([], [])"]),
     # Ways out of a loop that the decompiler does not read back yet (see KNOWN_FAILURES).
     Case("blockstack_loop_finally_ends_in_break",
          "def f(xs, log):\n    for x in xs:\n        try:\n            log.append(10 // x)\n"

@@ -156,19 +156,30 @@ def end_finally_next(cfg: CFG, block: Block) -> List[Block]:
     return [after] if not after.preds else []
 
 
+def unreached_after_end_finally(cfg: CFG, block: Block) -> Optional[Block]:
+    """3.8: the block after ``block``'s ``END_FINALLY`` when no edge reaches it from code that
+    runs (the unreached end of a body that always leaves may still jump there)."""
+    if not (versions.HANDLER_END_FALLS_THROUGH and block.last.is_end_finally()
+            and block.index + 1 < len(cfg.blocks)):
+        return None
+    after = cfg.blocks[block.index + 1]
+    return None if any(p in cfg.dom for p in after.preds) else after
+
+
 def dead_jump_back(cfg: CFG, block: Block) -> Optional[Block]:
     """3.8: the loop header that the unreached jump after ``block``'s ``END_FINALLY`` goes back to.
 
     A loop whose body is a try statement that always leaves (``while True: try: return x
     finally: ...``) keeps its jump back after the handler's ``END_FINALLY``, where only the
-    end of the try body (``BEGIN_FINALLY``) would go on. No edge reaches the jump, yet the
-    loop is there: the handler, which its header dominates, counts as jumping back.
+    end of the try body (``BEGIN_FINALLY``) would go on, the code after the statement (no
+    path reaches it either) before it. No edge reaches the jump, yet the loop is there: the
+    handler, which its header dominates, counts as jumping back.
     None when ``block`` is no such handler end.
     """
-    after = end_finally_next(cfg, block)
-    if not after or not after[0].is_lone_jump() or block not in cfg.dom:
+    after = unreached_after_end_finally(cfg, block)
+    if after is None or after.last.op != "JUMP" or after.fall is not None or block not in cfg.dom:
         return None
-    header = after[0].jump
+    header = after.jump
     if header is None or header.index > block.index or not cfg.dom.dominates(header, block):
         return None
     if header.instrs[0].op == "FOR_ITER":

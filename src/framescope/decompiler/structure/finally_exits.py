@@ -6,6 +6,7 @@ apart. A ``return`` loads its value before the copies (a constant after them) an
 into its ``RETURN_VALUE``; a ``break`` or ``continue`` jumps on, or (3.12+, where the code
 after the loop has no other way in) goes on into the code after the loop laid out in place.
 """
+import ast
 from typing import TYPE_CHECKING, List, Optional, Set, Tuple
 
 from framescope.decompiler.frontend import versions
@@ -16,7 +17,9 @@ from framescope.decompiler.structure.loop_exits import (
     jumps_on_after_copy, leaves_function, returns_after_statements, straight_run)
 
 if TYPE_CHECKING:  # pragma: no cover
+    from framescope.decompiler.structure.conditions import Cond
     from framescope.decompiler.structure.context import StructureContext
+    from framescope.decompiler.structure.loops import Loop
 
 
 def returns_through_finally(cfg: CFG, block: Block) -> bool:
@@ -85,3 +88,31 @@ def fresh_exit(instrs: List[Instr]) -> bool:
     if not instrs or instrs[0].op in ("RETURN_VALUE", "SWAP", "ROT", "POP_TOP", "POP_EXCEPT"):
         return False
     return returns_after_statements(instrs)
+
+
+def continue_through_finally(ctx: "StructureContext", cond: "Cond", true_end: Optional[Block],
+                             false_end: Optional[Block]) -> Tuple[Optional[Block], Optional[Block]]:
+    """3.8: the arm ends of ``cond`` once an arm that calls a finally body on its way back
+    to the loop (``CALL_FINALLY``: the clean-up of ``except E as name``, say) is written as
+    ``continue``.
+
+    Both arms get to the loop's start when the statement around them ends the loop
+    body, but only a written ``continue`` calls the clean-up; running off the end of
+    the statement enters it with ``BEGIN_FINALLY``."""
+    if not versions.FINALLY_SUBROUTINES or not ctx.loops:
+        return true_end, false_end
+    loop = ctx.loops[-1]
+    if true_end is not loop.header or false_end is not loop.header:
+        return true_end, false_end
+    arms = ((cond.true_state, cond.true_block), (cond.false_state, cond.false_block))
+    called = [arm is not None and calls_finally_back(arm, loop) for _, arm in arms]
+    if called[0] == called[1]:
+        return true_end, false_end
+    arms[called.index(True)][0].stmts.append(ast.Continue())
+    return (None, false_end) if called[0] else (true_end, None)
+
+
+def calls_finally_back(arm: Block, loop: "Loop") -> bool:
+    """Whether the arm from ``arm`` jumps back to ``loop``'s start after a called finally body."""
+    return any(b.jump is loop.header and any(ins.called_finally for ins in b.instrs)
+               for b in reachable([arm], exclude=loop.header, inside=loop.body))

@@ -7,8 +7,9 @@ which jumps are breaks and which blocks are copies of the code after the loop.
 """
 from typing import Dict, List, Optional, Set, Tuple
 
+from framescope.decompiler.frontend import versions
 from framescope.decompiler.frontend.instructions import Handler, Instr
-from framescope.decompiler.graph.cfg import Block
+from framescope.decompiler.graph.cfg import CFG, Block
 from framescope.decompiler.graph.normalize import STATEMENT_ENDS, same_run
 from framescope.decompiler.graph.traversal import reachable
 
@@ -309,3 +310,21 @@ def jumps_on_after_copy(copy: Block, after: Block) -> bool:
     into the rest of a ``return``."""
     return any(p.jump is after and p.last.op == "JUMP" and not p.last.called_finally and p.instrs[0].called_finally
                for p in reachable([copy], stop=after) if p is not after)
+
+
+def else_clause_break(cfg: CFG, brk: Block, loop: Set[Block]) -> Optional[Block]:
+    """3.8: where the else clause of a try statement in a ``while True`` loop (``loop``: its
+    blocks) breaks to, when ``brk``, the one way out found, is that clause; None when it is not.
+
+    A handler's ``END_FINALLY`` falls into the code laid out after it, so code there
+    belongs to the statement, not to the code after the loop, which follows the loop's
+    jump back."""
+    if not versions.HANDLER_END_FALLS_THROUGH or brk.index == 0 or brk.fall is not None:
+        return None
+    before = cfg.blocks[brk.index - 1]
+    if before not in loop or not before.last.is_end_finally() or brk.last.op != "JUMP":
+        return None
+    target = brk.jump
+    if target is None or target in loop or target.index < max(b.index for b in loop):
+        return None
+    return target

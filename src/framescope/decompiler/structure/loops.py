@@ -23,7 +23,7 @@ from framescope.decompiler.structure.comprehensions import build as build_compre
 from framescope.decompiler.structure.comprehensions import collect as collect_generators
 from framescope.decompiler.structure.conditions import collect_condition
 from framescope.decompiler.structure.loop_exits import (
-    after_breaks, break_exit, copied_tail, enters_statement, ExitTally, falls_into, leaves_function,
+    after_breaks, break_exit, copied_tail, else_clause_break, enters_statement, ExitTally, falls_into, leaves_function,
     leaves_try_to, lifts_value, pops_and_jumps, returns_after_statements, returns_from_loops, same_to_end, straight_run,
     trampoline_target, with_exit_target)
 from framescope.decompiler.structure.finally_exits import break_through_finally, returns_through_finally
@@ -143,6 +143,10 @@ class LoopBuilder:
         meeting = self.meeting_point(counts, body, exit)
         if meeting is not None:
             brk = meeting
+        if exit is None and header is not None:
+            else_break = else_clause_break(self.ctx.cfg, brk, body | clauses)
+            if else_break is not None:
+                return else_break, via.get(else_break, set())
         return brk, via.get(brk, set())
 
     def succ_exit(self, body: Set[Block], block: Block, succ: Block, exit: Optional[Block], is_for: bool,

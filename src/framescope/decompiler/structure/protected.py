@@ -239,8 +239,12 @@ class ProtectedBuilder:
         body_end = passed[-1] if passed else None
         # No code after the statement belongs to one except* clause: it runs after them all.
         after = self.clause_tails(after, body_end, [] if star else handlers, ends, states)
-        after, orelse = self.else_clause(hblock, body_end, passed, after, state,
-                                         all(ends_control(node.body) for node in handlers))
+        written = self.written_loop_exit(hblock, body_end, after, body_state, state)
+        if written is not None:
+            after, orelse = written
+        else:
+            after, orelse = self.else_clause(hblock, body_end, passed, after, state,
+                                             all(ends_control(node.body) for node in handlers))
         if (not orelse and len(body_state.stmts) > 1 and isinstance(body_state.stmts[-1], ast.Break)
                 and self.unreached.dead_else_break(hblock)):
             orelse = [body_state.stmts.pop()]
@@ -366,13 +370,57 @@ class ProtectedBuilder:
         if after is None:
             # Where the body stopped, not where its jumps lead: the walk around may stop on the way.
             return (passed[0] if passed else self.unreached.unmatched_exit(hblock)), []
-        if body_end is None or after in passed or self.exits.same_place(body_end, after):
+        if body_end is None:
+            return after, self.unreached_else(hblock, after, state)
+        if after in passed or self.exits.same_place(body_end, after):
             return after, []  # no else clause (the body jumps on through where the clauses go on)
         else_state = State(state.stack)
         end = self.walker.walk(body_end, after, else_state)
         if end is not None and not self.exits.same_place(follow_jumps(end), follow_jumps(after)):
             raise self.ctx.error("else clause ends elsewhere", body_end)
         return after, else_state.stmts
+
+    def written_loop_exit(self, hblock: Block, body_end: Optional[Block], after: Optional[Block],
+                          body_state: State, state: State) -> Optional[Tuple[Optional[Block], List[ast.stmt]]]:
+        """3.8: where a try statement whose body ends with ``continue`` or ``break`` (added to
+        ``body_state``) goes on, and its else clause; None when the body does not end so.
+        ``after``: where its except clauses go on (None when they all leave too).
+
+        The handler's ``END_FINALLY`` falls into the code laid out after it: the else clause
+        (which no path reaches when the body leaves), else the code after the statement.
+        So a body that jumps elsewhere than there wrote its jump, even one to where the
+        clauses go on (the end of the loop body)."""
+        if not versions.HANDLER_END_FALLS_THROUGH or body_end is None:
+            return None
+        leave = self.loop_builder.loop_control(follow_jumps(body_end), None)
+        dead = self.unreached.unmatched_exit(hblock)
+        if leave is None or dead is None:
+            return None
+        if after is None:
+            after = body_end  # the clauses leave too: the else clause goes on as the body does
+        if self.exits.same_place(dead, after):
+            orelse: List[ast.stmt] = []
+            if self.exits.same_place(body_end, after):
+                return None  # the body runs off its end
+        else:
+            orelse = self.unreached_else(hblock, after, state)
+            if not orelse:
+                return None
+        body_state.stmts.append(leave)
+        return after, orelse
+
+    def unreached_else(self, hblock: Block, after: Block, state: State) -> List[ast.stmt]:
+        """3.8: the else clause of a try statement whose body always leaves. No path reaches
+        it, but the compiler still lays it out after the handler's ``END_FINALLY``, which
+        falls into it, before the code after the statement where the clauses go on."""
+        dead = self.unreached.unmatched_exit(hblock)
+        if dead is None or any(p in self.ctx.cfg.dom for p in dead.preds) or self.exits.same_place(dead, after):
+            return []
+        else_state = State(state.stack)
+        end = self.walker.walk(dead, after, else_state)
+        if end is not None and not self.exits.same_place(follow_jumps(end), follow_jumps(after)):
+            return []  # not an else clause: code of its own that no path reaches
+        return else_state.stmts
 
     def else_laid_out(self, hblock: Block, body_end: Optional[Block]) -> bool:
         """Whether the body of a try statement whose clauses all leave goes on to code laid out
@@ -494,7 +542,7 @@ class ProtectedBuilder:
             path = self.exits.exit_path(body_end) if body_end in self.ctx.cfg.called_finally else None
             if path is not None:  # 3.8: the body leaves by a statement that runs the finally body first
                 self.exits.finish_exit(path, body_state)
-                after = self.unreached.unreached_finally_exit(hblock)
+                after = self.unreached.unreached_finally_exit(hblock) or self.unreached.left_finally_exit(hblock)
         body = body_state.stmts
         if len(body) == 1 and isinstance(body[0], TRY_NODES) and not body[0].finalbody:
             node = body[0]

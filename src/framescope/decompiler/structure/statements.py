@@ -35,6 +35,7 @@ from framescope.decompiler.structure.conditions import (
     negate, pass_arm_jump,
 )
 from framescope.decompiler.structure.context import StructureContext
+from framescope.decompiler.structure.finally_exits import continue_through_finally
 from framescope.decompiler.structure.loops import LoopBuilder
 from framescope.decompiler.structure.matches import MatchBuilder
 from framescope.decompiler.structure.patterns import MATCH_STARTS
@@ -276,6 +277,7 @@ class Structurer:
             return join
         true_end, false_end = self.arm_ends(block, true_state, false_state, true_end, false_end)
         true_end, false_end = self.loop_builder.guard_through_finally(cond, true_end, false_end)
+        true_end, false_end = continue_through_finally(self.ctx, cond, true_end, false_end)
         return self.if_statement(cond, state, true_end, false_end)
 
     def threaded_return(self, arm: State, end: Optional[Block], other: State, other_end: Optional[Block],
