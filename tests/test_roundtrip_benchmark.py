@@ -335,6 +335,9 @@ LAYOUT_SOURCES = [
     'def f(x, a, b):\n    while a < x < b:\n        x = x * 2 + 1\n    return x',
     'def f(x, a, b, y):\n    return [z for z in y if z or a < x < b], [z for z in y if a < z < b or z > 8]',
     'def f(x, a, b, y):\n    out = []\n    for z in y:\n        if z or a < x < b:\n            out.append(z)\n    return out',
+    'def f(a, b, c, y, w):\n    return [z for z in y if a < z < b < c or w]',
+    'def f(x, a, b, y):\n    while a <= x <= b and y is None:\n        x = x * 2 + 1\n    return x',
+    'def f(x, a, b, y):\n    while a <= x <= b or y is None:\n        x = x * 2 + 1\n        y = x if x > 40 else y\n    return x',
     # Returns from a with statement in two nested loops (3.10+ took one for a break).
     "def f(cm, args, a, b, c):\n    with cm as ctx:\n        while args:\n            if a:\n                if b:\n"
     "                    return ctx\n            else:\n                while args:\n                    if c:\n"

@@ -167,4 +167,13 @@ CASES: List[Case] = [
     Case('expr_if_or_chained_comparison_in_loop',
          'def f(x, a, b, y):\n    out = []\n    for z in y:\n        if z or a < x < b:\n            out.append(z)\n    return out',
          ['(3, 1, 5, [0, 2, 9, 4])', '(0, 1, 5, [1, 0, 3])', '(7, 1, 5, [])', '(2, 1, 5, [0, 0])']),
+    Case('expr_comprehension_filter_long_chain_or',
+         'def f(a, b, c, y, w):\n    return [z for z in y if a < z < b < c or w]',
+         ['(1, 5, 9, [0, 2, 6, 7], 0)', '(1, 5, 9, [0, 2, 6, 7], 1)', '(1, 5, 3, [2], 0)', '(0, 0, 0, [], 0)']),
+    Case('expr_while_chained_comparison_and',
+         'def f(x, a, b, y):\n    while a <= x <= b and y is None:\n        x = x * 2 + 1\n    return x',
+         ['(1, 0, 50, None)', '(1, 0, 50, 1)', '(60, 0, 50, None)']),
+    Case('expr_while_chained_comparison_or',
+         'def f(x, a, b, y):\n    while a <= x <= b or y is None:\n        x = x * 2 + 1\n        y = x if x > 40 else y\n    return x',
+         ['(1, 0, 50, None)', '(1, 0, 50, 1)', '(60, 0, 50, 1)', '(60, 0, 50, None)']),
 ]

@@ -430,10 +430,17 @@ def starts_statement(block: Block, index: int) -> bool:
         ins = pred.instrs
         if ins[-1].op in STATEMENT_ENDS or (ins[-1].op == "JUMP" and (len(ins) == 1 or ins[-2].op in STATEMENT_ENDS)):
             continue
-        if ins[-1].is_pop_jump() and (len(ins) == 1 or ins[-2].op != "COPY"):
+        if ins[-1].is_pop_jump() and (len(ins) == 1 or ins[-2].op != "COPY") and not keeps_chain_operand(ins):
             continue  # ``x or y`` as a value keeps a copy of ``x`` on the stack
         return False
     return True
+
+
+def keeps_chain_operand(instrs: List[Instr]) -> bool:
+    """Whether ``instrs`` end in a comparison of a chain (``a < x < b``) that keeps its
+    middle operand on the stack for the next one."""
+    copies = [(ins.op, ins.arg) for ins in instrs[-4:-2]]
+    return len(instrs) >= 4 and instrs[-2].op == "COMPARE_OP" and copies == versions.CHAIN_KEEPS_OPERAND
 
 
 def key(ins: Instr):
@@ -458,14 +465,14 @@ def match_test(head: Block, head_start: int, latch: Block, latch_start: int):
             continue
         if c in copies or c in pairs or len(pairs) > 20:
             return None
-        if h is not head and not all(p in pairs or p is head for p in h.preds):
-            return None  # entered from elsewhere: not part of the test
         pairs[h] = c
         copies.add(c)
         successors = test_successors(h, hi, c, ci, copies)
         if successors is None:
             return None
         todo.extend(successors)
+    if any(h is not head and not all(p in pairs for p in h.preds) for h in pairs):
+        return None  # entered from elsewhere: not part of the test (checked once all pairs are known)
     if any(p in copies for h in pairs for p in h.preds):
         return None  # the test and its copy overlap
     for c in copies:

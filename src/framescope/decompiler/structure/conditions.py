@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional
 from framescope.decompiler.frontend import versions
 from framescope.decompiler.graph.cfg import Block
 from framescope.decompiler.graph.normalize import same_exit as copies_of_one_exit
-from framescope.decompiler.graph.normalize import same_handling, same_run
+from framescope.decompiler.graph.normalize import keeps_chain_operand, same_handling, same_run
 from framescope.decompiler.graph.traversal import follow_jumps, reachable
 from framescope.decompiler.simulate import marks
 from framescope.decompiler.simulate import values as v
@@ -222,6 +222,9 @@ def collect_condition(ctx: "StructureContext", block: Block, state: State, pops:
             if merged is not None:
                 consumed.add(target)
                 consumed.update(passed)
+                # and the blocks of the folded tests, laid out from its first test to its last
+                # (clean-ups of chained comparisons among them)
+                consumed.update(ctx.cfg.blocks[inner.head.index:inner.last_test().index + 1])
                 break
             if pops and test is target and reusable(target, arm_state.stack):
                 ctx.probed[target] = Probe(list(arm_state.stack), probe.stack, inner)
@@ -234,15 +237,14 @@ def chain_start(block: Block, probe: State) -> bool:
     """Whether ``block`` starts a chained comparison (``a < x < b``) as a test: it compares the
     first two operands, keeping a copy of the middle one under the result
     for the next comparison; each arm drops the copy again on its way."""
-    ops = [(ins.op, ins.arg) for ins in block.instrs[-4:-1]]
-    return ops[-1][0] == "COMPARE_OP" and ops[:2] == versions.CHAIN_KEEPS_OPERAND and block.last.is_pop_jump() \
-        and len(probe.stack) >= 2 and isinstance(probe.stack[-2], ast.expr)
+    return keeps_chain_operand(block.instrs) and block.last.is_pop_jump() and len(probe.stack) >= 2 \
+        and isinstance(probe.stack[-2], ast.expr)
 
 
 def is_test_block(ctx: "StructureContext", block: Block, consumed) -> bool:
     if not block.last.is_cond_jump():
         return False
-    if any(p not in consumed and not chain_clean_up(p, block, consumed) for p in block.preds):
+    if any(p not in consumed and not chain_clean_up(ctx, p, block, consumed) for p in block.preds):
         return False
     if any(p.handler != block.handler for p in block.preds):
         return False  # the test starts (or ends) a protected region: a statement of its own
@@ -253,19 +255,28 @@ def is_test_block(ctx: "StructureContext", block: Block, consumed) -> bool:
     return not tests_assert_false(block)
 
 
-def chain_clean_up(pred: Block, block: Block, consumed) -> bool:
+def chain_clean_up(ctx: "StructureContext", pred: Block, block: Block, consumed) -> bool:
     """Whether ``pred``, reached only from the tests in ``consumed``, is on the way of a
     chained comparison to the next test ``block``: the clean-up that pops the middle operand
     kept for a comparison that did not run (``a < x < b or c``), or the jump over it."""
     if any(p not in consumed for p in pred.preds):
         return False
     if pred.is_lone_jump() and pred.jump is block:
-        return any(pops_into(other, block) and other.index == pred.index + 1 for other in block.preds)
-    return pops_into(pred, block)
+        after = ctx.cfg.blocks[pred.index + 1] if pred.index + 1 < len(ctx.cfg.blocks) else None
+        return after is not None and (pops_on(after) or chain_failure(after))
+    return pred.fall is block and pops_on(pred)
 
 
-def pops_into(pred: Block, block: Block) -> bool:
-    return pred.fall is block and pred.jump is None and all(ins.op == "POP_TOP" for ins in pred.instrs)
+def chain_failure(block: Block) -> bool:
+    """Whether ``block`` is where a chained comparison goes when a comparison before the last
+    fails: it pops the middle operand first (3.12+ copies the code after into it)."""
+    return block.instrs[0].op == "POP_TOP" and any(keeps_chain_operand(p.instrs) for p in block.preds)
+
+
+def pops_on(block: Block) -> bool:
+    """Whether ``block`` only pops values, then falls or jumps on."""
+    body = block.instrs[:-1] if block.last.op == "JUMP" else block.instrs
+    return bool(body) and all(ins.op == "POP_TOP" for ins in body) and not block.last.is_cond_jump()
 
 
 def tests_assert_false(block: Block) -> bool:
