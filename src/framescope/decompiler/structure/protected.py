@@ -232,6 +232,7 @@ class ProtectedBuilder:
                 handlers, ends, states = self.except_clauses(hblock, first, entry, handler.depth)
         finally:
             self.ctx.after_try.pop()
+        body_end = self.body_leaves_through_finally(body_end, hblock, ends, body_state)
         if not star:  # no except* clause can leave the statement
             ends = self.clause_exits(body_end, handlers, ends, states)
         after = self.clauses_end(hblock, ends)
@@ -268,6 +269,27 @@ class ProtectedBuilder:
         """3.8: a body that ends by a statement leaving through an enclosing finally body (its
         call of that body, ``CALL_FINALLY``) ends with that statement; None then."""
         if body_end is None or body_end not in self.ctx.cfg.called_finally:
+            return body_end
+        path = self.exits.exit_path(body_end)
+        if path is None:
+            return body_end
+        self.exits.finish_exit(path, body_state)
+        return None
+
+    def body_leaves_through_finally(self, body_end: Optional[Block], hblock: Block, ends: List[Optional[Block]],
+                                    body_state: State) -> Optional[Block]:
+        """3.9+: a body that ends by a return, break or continue leaving an enclosing finally
+        body ends with that statement; None then. Its copy of the finally body is laid out
+        before the except clauses, and the clauses jump to another copy that goes on
+        differently: the one on the normal path, where the body would meet them. (A clause's
+        own statement falls from its ``POP_EXCEPT`` into its copy.)"""
+        copies = self.ctx.cfg.finally_copies
+        if versions.FINALLY_SUBROUTINES or body_end not in copies or body_end.index > hblock.index:
+            return body_end  # 3.8 calls the finally body: see `body_leaves`
+        reached = [end for end in ends if end is not None]
+        if not reached or not all(end in copies and copies[end] is copies[body_end] and end.preds
+                                  and not any(pred.fall is end for pred in end.preds)
+                                  and not self.exits.same_place(end, body_end) for end in reached):
             return body_end
         path = self.exits.exit_path(body_end)
         if path is None:
