@@ -284,6 +284,10 @@ CASES: List[Case] = [
          "            break\n        except ZeroDivisionError:\n"
          "            log.append('h')\n        finally:\n            log.append('f')\n    return log",
          ["([1, 3, 0, 2], [])", "([0, 1], [])", "([0, 0], [])", "([], [])"]),
+    Case("blockstack_loop_try_break_finally",
+         "def f(xs, log):\n    for x in xs:\n        try:\n            log.append(10 // x)\n"
+         "            break\n        finally:\n            log.append('f')",
+         ["([1, 3, 0, 2], [])", "([0, 1], [])", "([], [])", "([5], [])"]),
     Case("blockstack_loop_finally_guarded_return",
          "def f(xs, log):\n    for x in xs:\n        try:\n            log.append(10 // x)\n"
          "        finally:\n            log.append('f')\n            if x > 2:\n"

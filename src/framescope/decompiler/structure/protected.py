@@ -297,6 +297,23 @@ class ProtectedBuilder:
         self.exits.finish_exit(path, body_state)
         return None
 
+    def leaves_loop_in_body(self, body_end: Block, hblock: Block, body_state: State) -> bool:
+        """Whether the copy of the finally body at ``body_end`` falls into code laid out before
+        the handler that pops the for loop's iterator (`versions.AFTER_FINALLY_FOLLOWS_HANDLER`):
+        a ``break`` or ``return`` ending the body, which then ends with it."""
+        start = self.ctx.cfg.finally_after.get(body_end)
+        if (not versions.AFTER_FINALLY_FOLLOWS_HANDLER or start is None
+                or not body_end.index < start.index < hblock.index or start.instrs[0].op != "POP_TOP"):
+            return False
+        stack = body_state.stack
+        if not self.ctx.loops or not stack or stack[-1] is not self.ctx.loops[-1].iterator:
+            return False
+        path = self.exits.exit_path(body_end)
+        if path is None:
+            return False
+        self.exits.finish_exit(path, body_state)
+        return True
+
     def handler_entry(self, hblock: Block, handler: Handler, state: State) -> Tuple[State, int]:
         """The stack the handler starts with, and its first instruction after taking the exception."""
         entry = State(state.stack[:handler.depth] + v.handler_entry_values(handler.lasti))
@@ -517,6 +534,8 @@ class ProtectedBuilder:
             if path is not None:  # 3.8: the body leaves by a statement that runs the finally body first
                 self.exits.finish_exit(path, body_state)
                 after = self.unreached.unreached_finally_exit(hblock)
+            elif self.leaves_loop_in_body(body_end, hblock, body_state):
+                after = None
         body = body_state.stmts
         if len(body) == 1 and isinstance(body[0], TRY_NODES) and not body[0].finalbody:
             node = body[0]
