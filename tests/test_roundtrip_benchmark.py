@@ -347,6 +347,20 @@ LAYOUT_SOURCES = [
     "            break\n    log.append('end')\n    return log",
     "def f(xs, log):\n    while xs:\n        x = xs.pop()\n        with g():\n            log.append(10 // x)\n"
     "            return x\n        log.append('s')\n    return log",
+    # A continue, return or break ending the try body of try/except/finally in a loop, code
+    # after the statement; a break ending the try body of try/finally (3.9-3.11: the copy of
+    # the finally body falls into the pop of the iterator).
+    "def f(xs, log):\n    for x in xs:\n        try:\n            log.append(10 // x)\n            continue\n"
+    "        except ZeroDivisionError:\n            log.append('h')\n        finally:\n            log.append('f')\n"
+    "        log.append('s')",
+    "def f(xs, log, n):\n    while n:\n        n -= 1\n        x = xs.pop()\n        try:\n            log.append(10 // x)\n"
+    "            return\n        except ZeroDivisionError:\n            log.append('h')\n        finally:\n"
+    "            log.append('f')\n        log.append('s')\n    return log",
+    "def f(xs, log):\n    for x in xs:\n        try:\n            log.append(10 // x)\n            break\n"
+    "        except ZeroDivisionError:\n            log.append('h')\n        finally:\n            log.append('f')\n"
+    "    return log",
+    "def f(xs, log):\n    for x in xs:\n        try:\n            log.append(10 // x)\n            break\n"
+    "        finally:\n            log.append('f')",
 ]
 
 

@@ -319,6 +319,27 @@ CASES: List[Case] = [
          "            log.append('h')\n        finally:\n            log.append('f')\n"
          "        log.append('s')",
          ["([1, 3, 0, 2], [])", "([0, 1], [])", "([], [])", "([5], [])"]),
+    Case("blockstack_loop_try_return_except_finally_then_code",
+         "def f(xs, log):\n    for x in xs:\n        try:\n            log.append(10 // x)\n"
+         "            return\n        except ZeroDivisionError:\n"
+         "            log.append('h')\n        finally:\n            log.append('f')\n"
+         "        log.append('s')\n    return log",
+         ["([1, 3, 0, 2], [])", "([0, 1], [])", "([0, 0], [])", "([], [])", "([5], [])"]),
+    Case("blockstack_while_try_continue_except_finally_then_code",
+         "def f(xs, log, n):\n    while n:\n        n -= 1\n        x = xs.pop()\n        try:\n"
+         "            log.append(10 // x)\n            continue\n        except ZeroDivisionError:\n"
+         "            log.append('h')\n        finally:\n            log.append('f')\n"
+         "        log.append('s')\n    return log",
+         ["([1, 3, 0, 2], [], 3)", "([0, 1], [], 2)", "([0, 0], [], 2)", "([5], [], 0)"]),
+    Case("blockstack_loop_try_break_except_finally",
+         "def f(xs, log):\n    for x in xs:\n        try:\n            log.append(10 // x)\n"
+         "            break\n        except ZeroDivisionError:\n"
+         "            log.append('h')\n        finally:\n            log.append('f')\n    return log",
+         ["([1, 3, 0, 2], [])", "([0, 1], [])", "([0, 0], [])", "([], [])"]),
+    Case("blockstack_loop_try_break_finally",
+         "def f(xs, log):\n    for x in xs:\n        try:\n            log.append(10 // x)\n"
+         "            break\n        finally:\n            log.append('f')",
+         ["([1, 3, 0, 2], [])", "([0, 1], [])", "([], [])", "([5], [])"]),
     Case("blockstack_loop_finally_guarded_return",
          "def f(xs, log):\n    for x in xs:\n        try:\n            log.append(10 // x)\n"
          "        finally:\n            log.append('f')\n            if x > 2:\n"

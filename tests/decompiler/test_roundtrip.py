@@ -21,9 +21,6 @@ KNOWN_FAILURES = {
     # normal path (3.8: the finally body does not re-raise).
     "blockstack_loop_finally_guarded_break": (ALL_VERSIONS, "a break behind an if in a finally body"),
     "blockstack_loop_finally_guarded_return": (SINCE_39, "a return behind an if in a finally body in a loop"),
-    # 3.9+: the code after the statement comes out inside the except clause.
-    "blockstack_loop_try_continue_except_finally_then_code": (
-        SINCE_39, "a continue ending the try body of try/except/finally, code after the statement"),
 }
 
 

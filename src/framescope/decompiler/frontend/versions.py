@@ -92,6 +92,11 @@ COPIES_EXITS = PY >= (3, 10)
 #: and only an else clause comes between the body and them (up to 3.11); 3.12+ lays out both
 #: right after the body.
 ELSE_BEFORE_CLAUSES = PY < (3, 12)
+#: The copy of a finally body on the normal path jumps over the handler to the code after
+#: the try statement, laid out after the handler (3.9-3.11; 3.12+ moves handlers to the end,
+#: 3.8 calls the finally body): a copy that falls into code before the handler runs for a
+#: statement that leaves the body.
+AFTER_FINALLY_FOLLOWS_HANDLER = (3, 9) <= PY < (3, 12)
 #: The code generator emits a try statement's else clause before its except clauses (3.11+;
 #: before, after them): the locals first used in the else clause are numbered first.
 ELSE_GENERATED_FIRST = PY >= (3, 11)

@@ -232,6 +232,7 @@ class ProtectedBuilder:
                 handlers, ends, states = self.except_clauses(hblock, first, entry, handler.depth)
         finally:
             self.ctx.after_try.pop()
+        body_end = self.body_leaves_through_finally(body_end, hblock, ends, body_state)
         if not star:  # no except* clause can leave the statement
             ends = self.clause_exits(body_end, handlers, ends, states)
         after = self.clauses_end(hblock, ends)
@@ -278,6 +279,44 @@ class ProtectedBuilder:
             return body_end
         self.exits.finish_exit(path, body_state)
         return None
+
+    def body_leaves_through_finally(self, body_end: Optional[Block], hblock: Block, ends: List[Optional[Block]],
+                                    body_state: State) -> Optional[Block]:
+        """3.9+: a body that ends by a return, break or continue leaving an enclosing finally
+        body ends with that statement; None then. Its copy of the finally body is laid out
+        before the except clauses, and the clauses jump to another copy that goes on
+        differently: the one on the normal path, where the body would meet them. (A clause's
+        own statement falls from its ``POP_EXCEPT`` into its copy.)"""
+        copies = self.ctx.cfg.finally_copies
+        if versions.FINALLY_SUBROUTINES or body_end not in copies or body_end.index > hblock.index:
+            return body_end  # 3.8 calls the finally body: see `body_leaves`
+        reached = [end for end in ends if end is not None]
+        if not reached or not all(end in copies and copies[end] is copies[body_end] and end.preds
+                                  and not any(pred.fall is end for pred in end.preds)
+                                  and not self.exits.same_place(end, body_end) for end in reached):
+            return body_end
+        path = self.exits.exit_path(body_end)
+        if path is None:
+            return body_end
+        self.exits.finish_exit(path, body_state)
+        return None
+
+    def leaves_loop_in_body(self, body_end: Block, hblock: Block, body_state: State) -> bool:
+        """Whether the copy of the finally body at ``body_end`` falls into code laid out before
+        the handler that pops the for loop's iterator (`versions.AFTER_FINALLY_FOLLOWS_HANDLER`):
+        a ``break`` or ``return`` ending the body, which then ends with it."""
+        start = self.ctx.cfg.finally_after.get(body_end)
+        if (not versions.AFTER_FINALLY_FOLLOWS_HANDLER or start is None
+                or not body_end.index < start.index < hblock.index or start.instrs[0].op != "POP_TOP"):
+            return False
+        stack = body_state.stack
+        if not self.ctx.loops or not stack or stack[-1] is not self.ctx.loops[-1].iterator:
+            return False
+        path = self.exits.exit_path(body_end)
+        if path is None:
+            return False
+        self.exits.finish_exit(path, body_state)
+        return True
 
     def handler_entry(self, hblock: Block, handler: Handler, state: State) -> Tuple[State, int]:
         """The stack the handler starts with, and its first instruction after taking the exception."""
@@ -543,6 +582,8 @@ class ProtectedBuilder:
             if path is not None:  # 3.8: the body leaves by a statement that runs the finally body first
                 self.exits.finish_exit(path, body_state)
                 after = self.unreached.unreached_finally_exit(hblock) or self.unreached.left_finally_exit(hblock)
+            elif self.leaves_loop_in_body(body_end, hblock, body_state):
+                after = None
         body = body_state.stmts
         if len(body) == 1 and isinstance(body[0], TRY_NODES) and not body[0].finalbody:
             node = body[0]
