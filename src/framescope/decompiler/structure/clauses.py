@@ -22,7 +22,7 @@ def strip_reraise(body: List[ast.stmt]) -> Optional[List[ast.stmt]]:
     if not body:
         return None
     last = body[-1]
-    if isinstance(last, (ast.Raise, ast.Return)) and not marks.marked(last, marks.RERAISE):
+    if isinstance(last, (ast.Raise, ast.Return, ast.Break, ast.Continue)) and not marks.marked(last, marks.RERAISE):
         return body  # the finally body never completes (its re-raise is unreachable)
     if isinstance(last, ast.Raise) and last.exc is None:
         body = body[:-1]
