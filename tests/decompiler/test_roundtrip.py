@@ -13,8 +13,6 @@ ALL_VERSIONS = [(3, minor) for minor in range(8, 15)]
 SINCE_39 = [(3, minor) for minor in range(9, 15)]
 
 KNOWN_FAILURES = {
-    # 3.8: the finally body does not re-raise.
-    "blockstack_loop_finally_guarded_break": ([(3, 8)], "a break behind an if in a finally body"),
     # 3.8: the finally body that breaks out of a loop that never loops back ends in POP_FINALLY.
     "blockstack_while_true_finally_ends_in_break": ([(3, 8)], "a break ending a finally body in while True"),
     "blockstack_while_true_except_finally_ends_in_break": (
