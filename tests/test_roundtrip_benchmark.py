@@ -361,6 +361,16 @@ LAYOUT_SOURCES = [
     "    return log",
     "def f(xs, log):\n    for x in xs:\n        try:\n            log.append(10 // x)\n            break\n"
     "        finally:\n            log.append('f')",
+    # Finally bodies that leave the loop: break, return, a continue behind an if (the exception
+    # path drops the exception and leaves like the normal path's copy).
+    "def f(xs, log):\n    for x in xs:\n        try:\n            log.append(10 // x)\n"
+    "        except ZeroDivisionError:\n            log.append('h')\n        finally:\n"
+    "            log.append('f')\n            break\n    log.append('end')\n    return log",
+    "def f(xs, log):\n    for x in xs:\n        try:\n            log.append(10 // x)\n"
+    "        finally:\n            log.append('f')\n            return x\n    return log",
+    "def f(xs, log):\n    while len(log) < 6:\n        x = xs.pop()\n        try:\n"
+    "            log.append(10 // x)\n        finally:\n            log.append('f')\n"
+    "            if x > 2:\n                continue\n        log.append('s')\n    return log",
 ]
 
 

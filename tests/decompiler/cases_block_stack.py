@@ -299,6 +299,37 @@ CASES: List[Case] = [
          "def f(xs, log):\n    while xs:\n        x = xs.pop()\n        try:\n            log.append(10 // x)\n"
          "            return\n        finally:\n            log.append('f')\n        log.append('s')\n    return log",
          ["([1, 3, 2], [])", "([0, 2], [])", "([], [])"]),
+    # Finally bodies that leave the loop: the copy on the exception path drops the exception
+    # and goes on like the copy on the normal path, instead of re-raising.
+    Case("blockstack_loop_finally_guarded_continue",
+         "def f(xs, log):\n    for x in xs:\n        try:\n            log.append(10 // x)\n"
+         "        finally:\n            log.append('f')\n            if x > 2:\n"
+         "                continue\n        log.append('s')\n    log.append('end')\n    return log",
+         ["([1, 3, 0, 2], [])", "([0, 1], [])", "([], [])", "([5], [])"]),
+    Case("blockstack_loop_finally_ends_in_return",
+         "def f(xs, log):\n    for x in xs:\n        try:\n            log.append(10 // x)\n"
+         "        finally:\n            log.append('f')\n            return x\n    return log",
+         ["([1, 3, 0, 2], [])", "([0, 1], [])", "([], [])", "([5], [])"]),
+    Case("blockstack_loop_except_finally_ends_in_break",
+         "def f(xs, log):\n    for x in xs:\n        try:\n            log.append(10 // x)\n"
+         "        except ZeroDivisionError:\n            log.append('h')\n        finally:\n"
+         "            log.append('f')\n            break\n    log.append('end')\n    return log",
+         ["([1, 3, 0, 2], [])", "([0, 1], [])", "([], [])", "([5], [])", "(['a'], [])"]),
+    Case("blockstack_while_finally_guarded_continue",
+         "def f(xs, log):\n    while len(log) < 6:\n        x = xs.pop()\n        try:\n"
+         "            log.append(10 // x)\n        finally:\n            log.append('f')\n"
+         "            if x > 2:\n                continue\n        log.append('s')\n    return log",
+         ["([1, 3, 0, 2, 4, 5, 1], [])", "([0, 1, 0, 0], [])", "([5, 5, 5, 5], [])"]),
+    # A loop whose finally body always breaks never loops back: no loop is left in the code.
+    Case("blockstack_while_true_finally_ends_in_break",
+         "def f(xs, log):\n    while True:\n        x = xs.pop()\n        try:\n            log.append(10 // x)\n"
+         "        finally:\n            log.append('f')\n            break\n    log.append('end')\n    return log",
+         ["([1, 3, 0, 2], [])", "([0, 1], [])", "([], [])", "([5], [])"]),
+    Case("blockstack_while_true_except_finally_ends_in_break",
+         "def f(xs, log):\n    while True:\n        x = xs.pop()\n        try:\n            log.append(10 // x)\n"
+         "        except ZeroDivisionError:\n            log.append('h')\n        finally:\n"
+         "            log.append('f')\n            break\n    log.append('end')\n    return log",
+         ["([1, 3, 0, 2], [])", "([0, 1], [])", "([], [])", "(['a'], [])"]),
     # Ways out of a loop that the decompiler does not read back yet (see KNOWN_FAILURES).
     Case("blockstack_loop_finally_ends_in_break",
          "def f(xs, log):\n    for x in xs:\n        try:\n            log.append(10 // x)\n"

@@ -13,14 +13,10 @@ ALL_VERSIONS = [(3, minor) for minor in range(8, 15)]
 SINCE_39 = [(3, minor) for minor in range(9, 15)]
 
 KNOWN_FAILURES = {
-    # A finally body that always leaves its loop: no copy of it re-raises (3.11+: a continue
-    # there leaves a region that ends in the loop's FOR_ITER).
-    "blockstack_loop_finally_ends_in_break": (ALL_VERSIONS, "a finally body that ends in break"),
-    "blockstack_loop_finally_ends_in_continue": (ALL_VERSIONS, "a finally body that ends in continue"),
-    # 3.9+: the copies of a finally body whose if leaves the loop differ from the one on the
-    # normal path (3.8: the finally body does not re-raise).
-    "blockstack_loop_finally_guarded_break": (ALL_VERSIONS, "a break behind an if in a finally body"),
-    "blockstack_loop_finally_guarded_return": (SINCE_39, "a return behind an if in a finally body in a loop"),
+    # 3.8: the finally body that breaks out of a loop that never loops back ends in POP_FINALLY.
+    "blockstack_while_true_finally_ends_in_break": ([(3, 8)], "a break ending a finally body in while True"),
+    "blockstack_while_true_except_finally_ends_in_break": (
+        [(3, 8)], "a break ending the finally body of try/except/finally in while True"),
 }
 
 

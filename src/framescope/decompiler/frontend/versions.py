@@ -85,6 +85,13 @@ CONTAINS_OP = PY >= (3, 9)
 EXCEPTION_TABLE = PY >= (3, 11)
 #: ``finally`` bodies are subroutines entered by ``CALL_FINALLY`` (3.8 only).
 FINALLY_SUBROUTINES = PY < (3, 9)
+#: How a finally body that leaves (``break``, ``continue``, ``return``) drops the exception
+#: it was entered with before going on, without and with a return value kept on top: the
+#: exception alone (3.11+), or its three values (up to 3.10).
+FINALLY_EXIT_RELEASES = ((("POP_TOP", "POP_EXCEPT"), ("SWAP", "POP_TOP", "SWAP", "POP_EXCEPT"))
+                         if EXCEPTION_TABLE else
+                         (("POP_TOP", "POP_TOP", "POP_TOP", "POP_EXCEPT"),
+                          ("ROT", "POP_TOP", "POP_TOP", "POP_TOP", "ROT", "POP_EXCEPT")))
 #: The compiler copies short code that ends the function (``return x``) into each block
 #: that goes there (3.10+); before, it exists once.
 COPIES_EXITS = PY >= (3, 10)

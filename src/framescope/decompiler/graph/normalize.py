@@ -109,7 +109,8 @@ def mark_finally_copies(cfg: CFG) -> bool:
         rest = [ins.op for ins in start.instrs[first:]]
         if rest and rest[0] == "POP_TOP":
             continue  # a bare except clause
-        if any(op in ("CHECK_EXC_MATCH", "CHECK_EG_MATCH", "EXC_MATCH", "POP_EXCEPT") for op in rest):
+        if any(op in ("CHECK_EXC_MATCH", "CHECK_EG_MATCH", "EXC_MATCH") for op in rest) \
+                or not finally_releases_only(rest):
             continue
         for block in list(cfg.blocks):
             if not hmap.covers(block, handler) and not dead_clause_end(block):
@@ -135,6 +136,16 @@ def mark_finally_copies(cfg: CFG) -> bool:
                 cfg.finally_copies[exit] = hblock
                 cfg.finally_after[exit] = after
     return changed
+
+
+def finally_releases_only(ops: List[str]) -> bool:
+    """Whether each ``POP_EXCEPT`` among ``ops`` ends the release of a way out of a finally
+    body (`versions.FINALLY_EXIT_RELEASES`), not an except clause."""
+    for i, op in enumerate(ops):
+        if op == "POP_EXCEPT" and not any(tuple(ops[i + 1 - len(run):i + 1]) == run
+                                          for run in versions.FINALLY_EXIT_RELEASES):
+            return False
+    return True
 
 
 def dead_clause_end(block: Block) -> bool:
@@ -197,8 +208,20 @@ def advance(block: Optional[Block], index: int):
 
 
 def match_copy(hblock: Block, first: int, start: Block):
-    """Where the copy of a finally body that starts at ``start`` ends: (block, index), or None."""
-    walk = CopyWalk()
+    """Where the copy of a finally body that starts at ``start`` ends: (block, index), or None.
+
+    A finally body that ends by leaving (``break``, ``continue``, ``return``) drops the
+    exception first on the exception path, before code its normal copy may start the same
+    way (the ``POP_TOP`` of a loop's iterator): when matching instruction by instruction
+    fails, the copy is matched again with that release skipped wherever it can be."""
+    found = match_copy_walk(hblock, first, start, False)
+    return found if found is not None else match_copy_walk(hblock, first, start, True)
+
+
+def match_copy_walk(hblock: Block, first: int, start: Block, release_first: bool):
+    """`match_copy` with the exception's release skipped first (``release_first``) or only
+    where the instructions differ."""
+    walk = CopyWalk(release_first)
     walk.todo.append((hblock, first, start, 0))
     while walk.todo:
         if not walk.follow(*walk.todo.pop()):
@@ -219,7 +242,9 @@ class CopyWalk:
     #: `step`'s answer when this path of the walk is over.
     STOP = "stop"
 
-    def __init__(self) -> None:
+    def __init__(self, release_first: bool = False) -> None:
+        #: Whether the release of the exception before a way out is skipped before matching.
+        self.release_first = release_first
         #: Pairs of positions still to walk from: (handler block, index, copy block, index).
         self.todo: List[Tuple[Block, int, Block, int]] = []
         self.seen: Set[Tuple[int, int, int, int]] = set()
@@ -252,12 +277,23 @@ class CopyWalk:
             self.finish(nb, ni)
             return self.STOP
         n_ins = nb.instrs[ni]
+        if self.release_first:
+            skip = finally_exit_release(hb, hi)
+            if skip is not None:
+                return skip[0], skip[1], nb, ni
         if (h_ins.op == "JUMP") != (n_ins.op == "JUMP"):
             # One side jumps where the other falls through (the layouts differ): look through it.
             if h_ins.op == "JUMP" and hb.jump is not None and hi == len(hb.instrs) - 1:
                 return hb.jump, 0, nb, ni
             if n_ins.op == "JUMP" and nb.jump is not None and ni == len(nb.instrs) - 1:
                 return hb, hi, nb.jump, 0
+        if n_ins.op == OPPOSITE.get(h_ins.op) and hi == len(hb.instrs) - 1 and ni == len(nb.instrs) - 1:
+            # The normal copy tests the other way round (3.12+ lays out an arm that leaves
+            # the loop as the jump): the arms swap.
+            if hb.jump is None or nb.jump is None or hb.fall is None or nb.fall is None:
+                return None
+            self.todo.append((hb.jump, 0, nb.fall, 0))
+            return hb.fall, 0, nb.jump, 0
         if not same(h_ins, n_ins):
             skip = release_run(hb, hi)
             if skip is None or not same(skip[0].instrs[skip[1]], n_ins):
@@ -299,6 +335,23 @@ def release_run(block: Block, index: int):
         return None
     block, index = advance(block, index)
     return (block, index) if block is not None else None
+
+
+def finally_exit_release(block: Block, index: int):
+    """Where the code goes on, (block, index), after the exact run that drops the handled
+    exception for a way out of a finally body from ``index`` on (`versions.FINALLY_EXIT_RELEASES`);
+    None when the code there is no such run."""
+    for run in versions.FINALLY_EXIT_RELEASES:
+        at: Optional[Block] = block
+        i = index
+        for op in run:
+            if at is None or at.instrs[i].op != op:
+                break
+            at, i = advance(at, i)
+        else:
+            if at is not None:
+                return at, i
+    return None
 
 
 STATEMENT_ENDS = ("STORE_FAST", "STORE_NAME", "STORE_GLOBAL", "STORE_DEREF", "STORE_ATTR", "STORE_SUBSCR",

@@ -10,6 +10,7 @@ from typing import List, Optional
 
 from framescope.decompiler.frontend import versions
 from framescope.decompiler.simulate import marks
+from framescope.decompiler.simulate.expressions import negate
 from framescope.decompiler.simulate.state import ExceptEnd
 from framescope.decompiler.structure.arms import ends_control
 
@@ -22,8 +23,8 @@ def strip_reraise(body: List[ast.stmt]) -> Optional[List[ast.stmt]]:
     if not body:
         return None
     last = body[-1]
-    if isinstance(last, (ast.Raise, ast.Return)) and not marks.marked(last, marks.RERAISE):
-        return body  # the finally body never completes (its re-raise is unreachable)
+    if isinstance(last, (ast.Raise, ast.Return, ast.Break, ast.Continue)) and not marks.marked(last, marks.RERAISE):
+        return guarded_exit(body)  # the finally body never completes (its re-raise is unreachable)
     if isinstance(last, ast.Raise) and last.exc is None:
         body = body[:-1]
         if body and isinstance(body[-1], ast.If):  # an arm that re-raised before the shared end
@@ -40,6 +41,20 @@ def strip_reraise(body: List[ast.stmt]) -> Optional[List[ast.stmt]]:
         last.orelse = rest or []
         return body
     return None
+
+
+def guarded_exit(body: List[ast.stmt]) -> List[ast.stmt]:
+    """A finally body whose way out is behind an if, from the exception path's code (3.8:
+    the one copy): there the arm that does not leave re-raises, ``if not c: raise`` before
+    the exit; written as the source did, ``if c:`` around the exit."""
+    if len(body) < 2 or not isinstance(body[-2], ast.If) or body[-2].orelse:
+        return body
+    test, arm = body[-2].test, body[-2].body
+    if not arm or not isinstance(arm[-1], ast.Raise) or not marks.marked(arm[-1], marks.RERAISE):
+        return body
+    if len(arm) == 1:
+        return body[:-2] + [ast.If(test=negate(test), body=[body[-1]], orelse=[])]
+    return body[:-2] + [ast.If(test=test, body=arm[:-1], orelse=[body[-1]])]
 
 
 def strip_name_cleanup(body: List[ast.stmt], name: Optional[str]) -> List[ast.stmt]:

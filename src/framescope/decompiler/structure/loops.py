@@ -383,13 +383,21 @@ class LoopBuilder:
             if block is header or block in nested or not dom.dominates(header, block) \
                     or any(dom.dominates(b, block) for b in inner):
                 continue
-            target = break_exit(block)
+            target = None if self.releases_finally_exception(header, block) else break_exit(block)
             # A jump back pops a statement's value; a chained comparison pops its spare operand
             # before jumping to where the test's other failures go too.
             if target is not None and target.index > block.index and all(
                     p is header or break_exit(p) is target for p in target.preds):
                 targets.append(target)
         return targets
+
+    def releases_finally_exception(self, header: Block, block: Block) -> bool:
+        """Whether ``block`` is the exception path of a finally body in the loop at ``header``:
+        its pop before ``POP_EXCEPT`` drops the exception for a way out of the finally body
+        (``break``, ``continue``, ``return``), not the loop's iterator."""
+        dom = self.ctx.cfg.dom
+        handlers = set(self.ctx.cfg.finally_copies.values())
+        return any(b in handlers and dom.dominates(header, b) for b in dom.chain(block))
 
     def return_past_region(self, end: Optional[Block], state: State, depth: int) -> Optional[Block]:
         """Finish a return from the loop's body that a protected region's end cut short.

@@ -567,13 +567,25 @@ class ProtectedBuilder:
                      handler: Handler, state: State, start: Block, first: int) -> Optional[Block]:
         """The ``finally`` whose handler is ``hblock``; its code starts at ``start`` (``first`` on)."""
         final_state = State(entry.stack)
-        self.walker.walk(start, None, final_state, first)
+        # A finally body that leaves (``break``, ``continue``, ``return``) releases the
+        # exception first; the values below it then are the try statement's own.
+        self.ctx.clause_depths.append(handler.depth)
+        try:
+            out = self.walker.walk(start, None, final_state, first)
+        finally:
+            self.ctx.clause_depths.pop()
         # A return in the finally body releases the exception first: no statement of the source.
-        final = strip_reraise(strip_name_cleanup(final_state.stmts, None))
+        cleaned = strip_name_cleanup(final_state.stmts, None)
+        final = strip_reraise(cleaned)
+        swallowed = final is None and self.swallows(final_state, out, handler, body_end)
+        if swallowed:
+            final = cleaned + [ast.Break()]
         if final is None:
             raise self.ctx.error("finally block does not re-raise", hblock)
         after = self.unreached.left_finally_exit(hblock) if body_end is None else None
-        if body_end is not None:
+        if swallowed:
+            after = out
+        elif body_end is not None:
             copy = self.ctx.cfg.finally_copies.get(body_end)
             if copy is None or copy is not hblock:
                 raise self.ctx.error("finally block not repeated on the normal path", body_end)
@@ -590,6 +602,20 @@ class ProtectedBuilder:
             node.finalbody = final or [ast.Pass()]
         else:
             node = ast.Try(body=body or [ast.Pass()], handlers=[], orelse=[], finalbody=final or [ast.Pass()])
+        if swallowed:
+            node = ast.While(test=ast.Constant(value=True), body=[node], orelse=[])
         state.stmts.append(node)
         return after
+
+    def swallows(self, final_state: State, out: Optional[Block], handler: Handler, body_end: Optional[Block]) -> bool:
+        """Whether the finally body just walked drops its exception and goes on at ``out``,
+        as does its copy on the normal path: a ``break`` out of a loop that never loops back
+        (``while True:`` around the try statement), which leaves no loop in the code. The
+        statement is then written inside a ``while True:`` of its own that it breaks out of."""
+        if out is None or not final_state.ended or len(final_state.stack) != handler.depth:
+            return False
+        if body_end is None:
+            return True
+        return (self.ctx.cfg.finally_copies.get(body_end) is self.ctx.hmap.block(handler)
+                and self.ctx.cfg.finally_after.get(body_end) is None)
 
