@@ -9,9 +9,6 @@ from tests.decompiler.cases import Case, all_cases
 PY = sys.version_info[:2]
 
 #: Cases the decompiler does not handle yet on some versions: name → (versions, reason).
-ALL_VERSIONS = [(3, minor) for minor in range(8, 15)]
-SINCE_39 = [(3, minor) for minor in range(9, 15)]
-
 KNOWN_FAILURES = {
     # 3.8: the finally body that breaks out of a loop that never loops back ends in POP_FINALLY.
     "blockstack_while_true_finally_ends_in_break": ([(3, 8)], "a break ending a finally body in while True"),
