@@ -9,7 +9,7 @@ import ast
 from typing import TYPE_CHECKING, Dict, List, Optional
 
 from framescope.decompiler.graph.cfg import Block
-from framescope.decompiler.graph.normalize import same_run
+from framescope.decompiler.graph.copies import same_run
 from framescope.decompiler.simulate import marks
 from framescope.decompiler.simulate import values as v
 from framescope.decompiler.simulate.expressions import negate

@@ -24,8 +24,9 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 from framescope.decompiler.frontend import versions
 from framescope.decompiler.graph.cfg import Block
-from framescope.decompiler.graph.normalize import same_exit as copies_of_one_exit
-from framescope.decompiler.graph.normalize import keeps_chain_operand, same_handling, same_run
+from framescope.decompiler.graph.copies import same_exit as copies_of_one_exit
+from framescope.decompiler.graph.copies import same_handling, same_run
+from framescope.decompiler.graph.rotation import keeps_chain_operand
 from framescope.decompiler.graph.traversal import follow_jumps, reachable
 from framescope.decompiler.simulate import marks
 from framescope.decompiler.simulate import values as v

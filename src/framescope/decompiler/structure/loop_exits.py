@@ -10,7 +10,8 @@ from typing import Dict, List, Optional, Set, Tuple
 from framescope.decompiler.frontend import versions
 from framescope.decompiler.frontend.instructions import Handler, Instr
 from framescope.decompiler.graph.cfg import CFG, Block
-from framescope.decompiler.graph.normalize import STATEMENT_ENDS, same_run
+from framescope.decompiler.graph.copies import same_run
+from framescope.decompiler.graph.rotation import STATEMENT_ENDS
 from framescope.decompiler.graph.traversal import reachable
 
 

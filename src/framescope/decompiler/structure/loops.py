@@ -14,7 +14,7 @@ from framescope.decompiler.frontend import versions
 from framescope.decompiler.frontend.instructions import Handler
 from framescope.decompiler.graph.cfg import Block, natural_loop
 from framescope.decompiler.graph.handlers import IMPLICIT, TRY
-from framescope.decompiler.graph.normalize import same_run
+from framescope.decompiler.graph.copies import same_run
 from framescope.decompiler.graph.traversal import reachable, successors_and_handler
 from framescope.decompiler.simulate import values as v
 from framescope.decompiler.simulate.state import CompAppend, State

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
 from framescope.decompiler.graph.cfg import Block
-from framescope.decompiler.graph.normalize import same_run
+from framescope.decompiler.graph.copies import same_run
 from framescope.decompiler.simulate import values as v
 
 #: Instructions at which a match statement may start (with its subject on the stack); none before 3.10.

@@ -12,7 +12,7 @@ from framescope.decompiler.frontend import versions
 from framescope.decompiler.frontend.instructions import Handler, Instr
 from framescope.decompiler.graph.cfg import Block, natural_loop, postdominators
 from framescope.decompiler.graph.handlers import TRY, WITH, HandlerMap
-from framescope.decompiler.graph.normalize import same_run
+from framescope.decompiler.graph.copies import same_run
 from framescope.decompiler.graph.traversal import follow_jumps, jump_chain, reachable
 from framescope.decompiler.simulate import values as v
 from framescope.decompiler.simulate.sametree import same_tree

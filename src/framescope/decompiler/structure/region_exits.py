@@ -12,7 +12,7 @@ from framescope.decompiler.frontend import versions
 from framescope.decompiler.frontend.instructions import JUMPS, Handler
 from framescope.decompiler.graph.cfg import Block
 from framescope.decompiler.graph.handlers import IMPLICIT
-from framescope.decompiler.graph.normalize import same_exit, same_handling, same_run
+from framescope.decompiler.graph.copies import same_exit, same_handling, same_run
 from framescope.decompiler.simulate import values as v
 from framescope.decompiler.simulate.state import State
 

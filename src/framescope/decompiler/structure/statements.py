@@ -25,7 +25,7 @@ from typing import List, Optional, Tuple
 
 from framescope.decompiler.frontend import versions
 from framescope.decompiler.graph.cfg import CFG, Block
-from framescope.decompiler.graph.normalize import is_copied_constant_return
+from framescope.decompiler.graph.copies import is_copied_constant_return
 from framescope.decompiler.simulate import marks
 from framescope.decompiler.simulate.simulator import Simulator
 from framescope.decompiler.simulate.state import ExceptEnd, State, is_none_return

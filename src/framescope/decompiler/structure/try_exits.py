@@ -10,7 +10,7 @@ from typing import List, Optional
 from framescope.decompiler.frontend import versions
 from framescope.decompiler.frontend.instructions import JUMPS, OR_POP_JUMPS, POP_JUMPS, Instr
 from framescope.decompiler.graph.cfg import CFG, Block
-from framescope.decompiler.graph.normalize import same_run
+from framescope.decompiler.graph.copies import same_run
 from framescope.decompiler.graph.traversal import reachable
 from framescope.decompiler.simulate import values as v
 from framescope.decompiler.structure.unreached import is_exit_call
