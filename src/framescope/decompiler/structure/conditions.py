@@ -299,12 +299,16 @@ def same_exit_after_pops(a: Optional[Block], a_state: State, b: Optional[Block])
     3.12+ copies small exit blocks into their predecessors, so the clean-up of a
     chained comparison (pop the spare operand, jump on) can end in a copy of its target.
     """
-    if copies_of_one_exit(a, b):
+    if a is b:
         return True
     if a is None or b is None:
         return False
-    if a is not b and (follow_jumps(a) is b or follow_jumps(b) is a):
+    if versions.COPIES_EXITS and copies_of_one_exit(a, b):
+        return True  # (before 3.10 two blocks alike are two statements the source wrote)
+    if follow_jumps(a) is b or follow_jumps(b) is a:
         return True  # one jumps straight there, the other's clean-up through the loop's jump back
+    if not versions.COPIES_EXITS:
+        return False
     pops = 0
     while pops < len(a.instrs) and a.instrs[pops].op == "POP_TOP":
         pops += 1

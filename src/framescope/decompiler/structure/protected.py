@@ -22,8 +22,8 @@ from framescope.decompiler.structure.clauses import TRY_NODES, leaving_by, strip
 from framescope.decompiler.structure.region_exits import RegionExits
 from framescope.decompiler.structure.starclauses import StarClauseBuilder, code_after, is_star_handler
 from framescope.decompiler.structure.try_exits import (
-    breaks_out, continues_through_finally, copy_source, ends_like, leaves_clause, left_try_first, normal_with_exit,
-    outside_with, pops_iterators)
+    breaks_out, continues_through_finally, copy_source, ends_like, leaves_clause, leaves_through_finally_copy,
+    left_try_first, normal_with_exit, outside_with, pops_iterator_after_finally, pops_iterators)
 from framescope.decompiler.structure.unreached import UnreachedCode
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -274,44 +274,25 @@ class ProtectedBuilder:
         call of that body, ``CALL_FINALLY``) ends with that statement; None then."""
         if body_end is None or body_end not in self.ctx.cfg.called_finally:
             return body_end
-        path = self.exits.exit_path(body_end)
-        if path is None:
-            return body_end
-        self.exits.finish_exit(path, body_state)
-        return None
+        return None if self.finish_leaving(body_end, body_state) else body_end
 
     def body_leaves_through_finally(self, body_end: Optional[Block], hblock: Block, ends: List[Optional[Block]],
                                     body_state: State) -> Optional[Block]:
         """3.9+: a body that ends by a return, break or continue leaving an enclosing finally
-        body ends with that statement; None then. Its copy of the finally body is laid out
-        before the except clauses, and the clauses jump to another copy that goes on
-        differently: the one on the normal path, where the body would meet them. (A clause's
-        own statement falls from its ``POP_EXCEPT`` into its copy.)"""
-        copies = self.ctx.cfg.finally_copies
-        if versions.FINALLY_SUBROUTINES or body_end not in copies or body_end.index > hblock.index:
-            return body_end  # 3.8 calls the finally body: see `body_leaves`
-        reached = [end for end in ends if end is not None]
-        if not reached or not all(end in copies and copies[end] is copies[body_end] and end.preds
-                                  and not any(pred.fall is end for pred in end.preds)
-                                  and not self.exits.same_place(end, body_end) for end in reached):
+        body (`leaves_through_finally_copy`) ends with that statement; None then."""
+        if not leaves_through_finally_copy(self.ctx.cfg, body_end, hblock, ends, self.exits.same_place):
             return body_end
-        path = self.exits.exit_path(body_end)
-        if path is None:
-            return body_end
-        self.exits.finish_exit(path, body_state)
-        return None
+        return None if self.finish_leaving(body_end, body_state) else body_end
 
     def leaves_loop_in_body(self, body_end: Block, hblock: Block, body_state: State) -> bool:
-        """Whether the copy of the finally body at ``body_end`` falls into code laid out before
-        the handler that pops the for loop's iterator (`versions.AFTER_FINALLY_FOLLOWS_HANDLER`):
-        a ``break`` or ``return`` ending the body, which then ends with it."""
-        start = self.ctx.cfg.finally_after.get(body_end)
-        if (not versions.AFTER_FINALLY_FOLLOWS_HANDLER or start is None
-                or not body_end.index < start.index < hblock.index or start.instrs[0].op != "POP_TOP"):
-            return False
-        stack = body_state.stack
-        if not self.ctx.loops or not stack or stack[-1] is not self.ctx.loops[-1].iterator:
-            return False
+        """Whether a ``break`` or ``return`` ends the body, through the copy of the finally body
+        at ``body_end`` (`pops_iterator_after_finally`); the body then ends with it."""
+        return pops_iterator_after_finally(self.ctx, body_end, hblock, body_state.stack) \
+            and self.finish_leaving(body_end, body_state)
+
+    def finish_leaving(self, body_end: Block, body_state: State) -> bool:
+        """Emit the statement by which the try body leaves at ``body_end``, after the finally
+        body; False when no straight way out starts there."""
         path = self.exits.exit_path(body_end)
         if path is None:
             return False

@@ -5,7 +5,7 @@ A clause often ends with a copy of the code after the statement (3.10+ copies sh
 loops starts by popping their iterators (and, on 3.8, calling the ``__exit__`` of the with
 statements and releasing the exceptions of the except clauses it leaves).
 """
-from typing import List, Optional
+from typing import TYPE_CHECKING, List, Optional
 
 from framescope.decompiler.frontend import versions
 from framescope.decompiler.frontend.instructions import JUMPS, OR_POP_JUMPS, POP_JUMPS, Instr
@@ -14,6 +14,9 @@ from framescope.decompiler.graph.copies import same_run
 from framescope.decompiler.graph.traversal import reachable
 from framescope.decompiler.simulate import values as v
 from framescope.decompiler.structure.unreached import is_exit_call
+
+if TYPE_CHECKING:  # pragma: no cover
+    from framescope.decompiler.structure.context import StructureContext
 
 
 def leaves_clause(instrs: List[Instr]) -> bool:
@@ -127,3 +130,30 @@ def continues_through_finally(cfg: CFG, hblock: Block, header: Block) -> bool:
     otherwise, and no other way gets back), so the loop contains the statement."""
     return any(handler is hblock and cfg.finally_after.get(copy) is header
                for copy, handler in cfg.finally_copies.items())
+
+
+def leaves_through_finally_copy(cfg: CFG, body_end: Optional[Block], hblock: Block, ends: List[Optional[Block]],
+                                same_place) -> bool:
+    """3.9+: whether the try body ends by a return, break or continue through the copy of the
+    finally body at ``body_end``: it is laid out before the except clauses (at ``hblock``),
+    and the clauses (ending at ``ends``) jump to another copy that goes on elsewhere, the one
+    on the normal path, where the body would meet them. A clause's own statement falls from
+    its ``POP_EXCEPT`` into its copy. 3.8 calls the finally body instead."""
+    copies = cfg.finally_copies
+    if versions.FINALLY_SUBROUTINES or body_end not in copies or body_end.index > hblock.index:
+        return False
+    reached = [end for end in ends if end is not None]
+    return bool(reached) and all(end in copies and copies[end] is copies[body_end] and end.preds
+                                 and not any(pred.fall is end for pred in end.preds)
+                                 and not same_place(end, body_end) for end in reached)
+
+
+def pops_iterator_after_finally(ctx: "StructureContext", body_end: Block, hblock: Block, stack: list) -> bool:
+    """Whether the copy of the finally body at ``body_end`` falls into code laid out before the
+    handler at ``hblock`` that pops the innermost for loop's iterator, on top of ``stack``
+    (`versions.AFTER_FINALLY_FOLLOWS_HANDLER`): the way of a ``break`` or ``return``."""
+    start = ctx.cfg.finally_after.get(body_end)
+    if (not versions.AFTER_FINALLY_FOLLOWS_HANDLER or start is None
+            or not body_end.index < start.index < hblock.index or start.instrs[0].op != "POP_TOP"):
+        return False
+    return bool(ctx.loops) and bool(stack) and stack[-1] is ctx.loops[-1].iterator
