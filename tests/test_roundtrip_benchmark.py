@@ -328,10 +328,14 @@ LAYOUT_SOURCES = [
     "        except ZeroDivisionError:\n            log.append('h')\n            break\n        finally:\n"
     "            log.append('f')\n    log.append('end')\n    return log",
     # Chained comparisons as operands of and/or.
-    'def f(lo, hi, a, b):\n    return (lo is None or a <= lo <= b) and (hi is None or a <= hi <= b)',
+    pytest.param('def f(lo, hi, a, b):\n    return (lo is None or a <= lo <= b) and (hi is None or a <= hi <= b)',
+                 marks=pytest.mark.xfail(sys.version_info >= (3, 14), strict=True,
+                                         reason='3.14: a chained comparison after a kept test, in and')),
     'def f(x, a, b, y):\n    return y and a <= x <= b',
     'def f(x, a, b, y):\n    return y or a < x < b < 9',
-    'def f(x, a, b, y):\n    return (x or a <= x <= b) and y',
+    pytest.param('def f(x, a, b, y):\n    return (x or a <= x <= b) and y',
+                 marks=pytest.mark.xfail(sys.version_info >= (3, 14), strict=True,
+                                         reason='3.14: a chained comparison after a kept test, in and')),
     'def f(x, a, b):\n    while a < x < b:\n        x = x * 2 + 1\n    return x',
     'def f(x, a, b, y):\n    return [z for z in y if z or a < x < b], [z for z in y if a < z < b or z > 8]',
     'def f(x, a, b, y):\n    out = []\n    for z in y:\n        if z or a < x < b:\n            out.append(z)\n    return out',
@@ -339,9 +343,11 @@ LAYOUT_SOURCES = [
     'def f(x, a, b, y):\n    while a <= x <= b and y is None:\n        x = x * 2 + 1\n    return x',
     'def f(x, a, b, y):\n    while a <= x <= b or y is None:\n        x = x * 2 + 1\n        y = x if x > 40 else y\n    return x',
     # Returns from a with statement in two nested loops (3.10+ took one for a break).
-    "def f(cm, args, a, b, c):\n    with cm as ctx:\n        while args:\n            if a:\n                if b:\n"
-    "                    return ctx\n            else:\n                while args:\n                    if c:\n"
-    "                        return ctx",
+    pytest.param("def f(cm, args, a, b, c):\n    with cm as ctx:\n        while args:\n            if a:\n"
+                 "                if b:\n                    return ctx\n            else:\n                while args:\n"
+                 "                    if c:\n                        return ctx",
+                 marks=pytest.mark.xfail(sys.version_info >= (3, 14), strict=True,
+                                         reason="3.14: returns from a with statement round two loops")),
     # A with statement whose body always leaves a while loop (3.8: the jump back follows its exit).
     "def f(xs, log):\n    while xs:\n        x = xs.pop()\n        with g():\n            log.append(10 // x)\n"
     "            break\n    log.append('end')\n    return log",
