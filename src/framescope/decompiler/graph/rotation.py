@@ -130,10 +130,18 @@ def unrotate_compound_loop(cfg: CFG) -> bool:
 
 
 def jumps_back(pairs) -> bool:
-    """Whether the copy of a test in ``pairs`` (test block -> copy block) jumps back (maybe to
-    the body it ends): a loop's rotated test. Two copies of one conditional value that returns (3.11+ copies exits) go on
-    forward only."""
-    return any(follow_jumps(succ, SHORT_CHAIN).index <= copy.index for copy in pairs.values() for succ in copy.succs())
+    """Whether ``pairs`` (test block -> copy block) are a loop's rotated test: a test and its
+    copy go to one block that lies after the test and not after the copy, the loop's body
+    (its jump back maybe through a lone jump, or the copy ending the body's own block). Two
+    copies of a test that both go on to a loop's start round it (``continue``), or forward
+    only (a returned conditional value, 3.11+), are not."""
+    for head, copy in pairs.items():
+        for target in head.succs():
+            body = follow_jumps(target, SHORT_CHAIN)
+            if head.index < body.index <= copy.index \
+                    and any(follow_jumps(succ, SHORT_CHAIN) is body for succ in copy.succs()):
+                return True
+    return False
 
 
 def starts_statement(block: Block, index: int) -> bool:

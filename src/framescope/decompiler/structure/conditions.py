@@ -223,9 +223,10 @@ def collect_condition(ctx: "StructureContext", block: Block, state: State, pops:
             if merged is not None:
                 consumed.add(target)
                 consumed.update(passed)
-                # and the blocks of the folded tests, laid out from its first test to its last
-                # (clean-ups of chained comparisons among them)
-                consumed.update(ctx.cfg.blocks[inner.head.index:inner.last_test().index + 1])
+                # and the tests folded into ``inner``, with the clean-ups of chained comparisons
+                # and the jumps over them laid out among them
+                consumed.update(b for b in ctx.cfg.blocks[inner.head.index:inner.last_test().index + 1]
+                                if b.last.is_cond_jump() or b.is_lone_jump() or pops_on(b))
                 break
             if pops and test is target and reusable(target, arm_state.stack):
                 ctx.probed[target] = Probe(list(arm_state.stack), probe.stack, inner)
