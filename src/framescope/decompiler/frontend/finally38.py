@@ -11,6 +11,8 @@ to canonical instructions, so the structurer sees one shape:
   for a with statement, the call of ``__exit__(None, None, None)``;
 * ``CALL_FINALLY`` → a copy of the body, then the next instruction;
 * ``POP_FINALLY`` → nothing (the copied body left nothing to pop);
+* the placeholder ``LOAD_CONST None`` before the ``SETUP_FINALLY`` of a try statement whose
+  finally body leaves (`versions.FINALLY_EXIT_PLACEHOLDER`) → ``PUSH_NULL``;
 * ``END_FINALLY`` → ``RERAISE`` (only the exceptional path reaches it after this pass).
 
 Copies get offsets past the end of the code, unique per copy.
@@ -63,6 +65,11 @@ def inline_finally(instrs: List[Instr], code_size: int, copies: Optional[List[in
             out.extend(inline_finally(body, code_size, copies, after))  # a with or finally inside it
             if ins.op == "BEGIN_FINALLY" and after is not None:
                 out.append(Instr("JUMP", None, ins.offset, after, ins.line, ins.handler, "BEGIN_FINALLY"))
+            continue
+        if ins.op == "LOAD_CONST" and ins.arg is None and i < len(instrs) and instrs[i].raw == "SETUP_FINALLY":
+            # The placeholder below a try statement whose finally body leaves: no value of the
+            # source, so a slot the ways out pop without a statement (a NULL, as 3.11+ push).
+            out.append(Instr("PUSH_NULL", None, ins.offset, None, ins.line, ins.handler, ins.raw))
             continue
         if ins.op == "POP_FINALLY":
             continue
