@@ -9,12 +9,7 @@ from tests.decompiler.cases import Case, all_cases
 PY = sys.version_info[:2]
 
 #: Cases the decompiler does not handle yet on some versions: name → (versions, reason).
-KNOWN_FAILURES = {
-    # 3.8: the finally body that breaks out of a loop that never loops back ends in POP_FINALLY.
-    "blockstack_while_true_finally_ends_in_break": ([(3, 8)], "a break ending a finally body in while True"),
-    "blockstack_while_true_except_finally_ends_in_break": (
-        [(3, 8)], "a break ending the finally body of try/except/finally in while True"),
-}
+KNOWN_FAILURES: dict = {}
 
 
 def expected_failure(case: Case):
