@@ -330,6 +330,17 @@ CASES: List[Case] = [
          "        except ZeroDivisionError:\n            log.append('h')\n        finally:\n"
          "            log.append('f')\n            break\n    log.append('end')\n    return log",
          ["([1, 3, 0, 2], [])", "([0, 1], [])", "([], [])", "(['a'], [])"]),
+    Case("blockstack_while_test_finally_ends_in_break",
+         "def f(xs, log, n):\n    while n:\n        n -= 1\n        x = xs.pop()\n        try:\n"
+         "            log.append(10 // x)\n        finally:\n            log.append('f')\n            break\n"
+         "    log.append('end')\n    return log",
+         ["([1, 3, 0, 2], [], 2)", "([0, 1], [], 1)", "([], [], 0)", "([5], [], 3)", "([], [], 1)"]),
+    Case("blockstack_while_test_except_finally_ends_in_break",
+         "def f(xs, log, n):\n    while len(log) < n:\n        x = xs.pop()\n        try:\n"
+         "            log.append(10 // x)\n        except ZeroDivisionError:\n            log.append('h')\n"
+         "        finally:\n            log.append('f')\n            break\n        log.append('s')\n"
+         "    log.append('end')\n    return log",
+         ["([1, 3, 0, 2], [], 2)", "([0, 1], [], 1)", "([], [], 0)", "(['a'], [], 5)", "([], [], 1)"]),
     # Ways out of a loop that the decompiler does not read back yet (see KNOWN_FAILURES).
     Case("blockstack_loop_finally_ends_in_break",
          "def f(xs, log):\n    for x in xs:\n        try:\n            log.append(10 // x)\n"

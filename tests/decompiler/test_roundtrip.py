@@ -10,10 +10,6 @@ PY = sys.version_info[:2]
 
 #: Cases the decompiler does not handle yet on some versions: name → (versions, reason).
 KNOWN_FAILURES = {
-    # 3.8: the finally body that breaks out of a loop that never loops back ends in POP_FINALLY.
-    "blockstack_while_true_finally_ends_in_break": ([(3, 8)], "a break ending a finally body in while True"),
-    "blockstack_while_true_except_finally_ends_in_break": (
-        [(3, 8)], "a break ending the finally body of try/except/finally in while True"),
     # 3.14: the code after a with statement left by returns from two nested loops.
     "exits_returns_from_with_round_nested_loops": ([(3, 14)], "returns from a with statement round two loops"),
     # 3.14: a test that keeps its value (x or ...) before a chained comparison, as an operand of and.

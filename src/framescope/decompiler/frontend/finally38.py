@@ -10,7 +10,13 @@ to canonical instructions, so the structurer sees one shape:
 * ``BEGIN_FINALLY`` → a copy of the ``finally`` body, then a jump past its ``END_FINALLY``;
   for a with statement, the call of ``__exit__(None, None, None)``;
 * ``CALL_FINALLY`` → a copy of the body, then the next instruction;
-* ``POP_FINALLY`` → nothing (the copied body left nothing to pop);
+* ``POP_FINALLY`` (a ``break``, ``continue`` or ``return`` leaving the body) → nothing in a
+  copy (the copied body left nothing to pop); on the exceptional path, the release 3.9+ write
+  there (``POP_TOP`` ×3, ``POP_EXCEPT``; around a kept return value, ``ROT 4`` before each
+  half), so that the finally copies match the handler as later versions' do.  Where one way
+  out leaves several finally bodies at once, each of its ``POP_FINALLY``s → nothing;
+* the placeholder ``LOAD_CONST None`` before the ``SETUP_FINALLY`` of a try statement whose
+  finally body leaves (`versions.FINALLY_EXIT_PLACEHOLDER`) → ``PUSH_NULL``;
 * ``END_FINALLY`` → ``RERAISE`` (only the exceptional path reaches it after this pass).
 
 Copies get offsets past the end of the code, unique per copy.
@@ -64,7 +70,14 @@ def inline_finally(instrs: List[Instr], code_size: int, copies: Optional[List[in
             if ins.op == "BEGIN_FINALLY" and after is not None:
                 out.append(Instr("JUMP", None, ins.offset, after, ins.line, ins.handler, "BEGIN_FINALLY"))
             continue
+        if ins.op == "LOAD_CONST" and ins.arg is None and i < len(instrs) and instrs[i].raw == "SETUP_FINALLY":
+            # The placeholder below a try statement whose finally body leaves: no value of the
+            # source, so a slot the ways out pop without a statement (a NULL, as 3.11+ push).
+            out.append(Instr("PUSH_NULL", None, ins.offset, None, ins.line, ins.handler, ins.raw))
+            continue
         if ins.op == "POP_FINALLY":
+            if lone_exit(instrs, i - 1):
+                out.extend(exit_release(ins))
             continue
         if ins.raw == "WITH_CLEANUP_START":
             # The handler of a with statement: make it look like 3.9's.
@@ -84,6 +97,57 @@ def exit_call(at: Instr) -> List[Instr]:
 
     return [make("LOAD_CONST", None), make("COPY", 1), make("COPY", 1), make("CALL", (3, None, 1)),
             make("POP_TOP")]
+
+
+#: Raw instructions a ``break``, ``continue`` or ``return`` runs to leave the blocks around it
+#: (an async with statement awaits its exit), before its jump or ``RETURN_VALUE``.
+UNWINDING = frozenset({"POP_FINALLY", "POP_TOP", "ROT_TWO", "ROT_FOUR", "POP_BLOCK", "POP_EXCEPT",
+                       "CALL_FINALLY", "BEGIN_FINALLY", "WITH_CLEANUP_START", "WITH_CLEANUP_FINISH",
+                       "GET_AWAITABLE", "LOAD_CONST", "YIELD_FROM"})
+
+
+def lone_exit(instrs: List[Instr], at: int) -> bool:
+    """Whether the ``POP_FINALLY`` at ``at`` is the only way out of a finally body among the
+    instructions that leave blocks with it: the statement leaves one finally body, whose
+    exception the ``POP_FINALLY`` drops on the exceptional path.  A ``POP_FINALLY`` after
+    ``WITH_CLEANUP_FINISH`` ends a with statement's exit instead.  False where the statement
+    also leaves an async with statement: its copied exit is not awaited (`exit_call`), and the
+    release would not make the copies match."""
+    start, end = at, at + 1
+    while start > 0 and instrs[start - 1].raw in UNWINDING:
+        start -= 1
+    while end < len(instrs) and instrs[end].raw in UNWINDING:
+        end += 1
+    if any(instrs[i].raw == "YIELD_FROM" for i in range(start, end)):
+        return False
+    return sum(1 for i in range(start, end)
+               if instrs[i].op == "POP_FINALLY" and not (i > 0 and instrs[i - 1].raw == "WITH_CLEANUP_FINISH")) == 1
+
+
+def exit_release(at: Instr) -> List[Instr]:
+    """What a finally body that leaves runs on the exceptional path to drop the exception it
+    was entered with, as 3.9+ compile it (`versions.FINALLY_EXIT_RELEASES`): the exception's
+    three values, then the saved ones with ``POP_EXCEPT``; a return value kept on top
+    (``POP_FINALLY 1``) is rotated below each three."""
+    def make(op, arg=None):
+        return Instr(op, arg, at.offset, None, at.line, at.handler, "POP_FINALLY")
+
+    pops = [make("POP_TOP"), make("POP_TOP"), make("POP_TOP")]
+    if not at.arg:
+        return pops + [make("POP_EXCEPT", 3)]
+    return [make("ROT", 4)] + pops + [make("ROT", 4), make("POP_EXCEPT", 3)]
+
+
+def own_exits(body: List[Instr]) -> List[int]:
+    """Indices of the ``POP_FINALLY``s in a finally body that leave it (not one of the finally
+    bodies nested in it) alone: in a copy on the normal path they have nothing to drop."""
+    nested = set()
+    for k, ins in enumerate(body):
+        if ins.op == "BEGIN_FINALLY" and k + 1 < len(body) and body[k + 1].raw != "WITH_CLEANUP_START":
+            end = matching_end(body, k + 1)
+            nested.update(range(k + 1, end if end is not None else len(body)))
+    return [k for k, ins in enumerate(body)
+            if ins.op == "POP_FINALLY" and k not in nested and lone_exit(body, k)]
 
 
 def skip_with_cleanup(instrs: List[Instr], start: int) -> Optional[int]:
@@ -121,12 +185,15 @@ def copy(body: List[Instr], base: int, span: int, handler: Optional[Handler], en
     ``called``: the copy is ``CALL_FINALLY``'s (see `Instr.called_finally`).
     """
     inside = {ins.offset for ins in body}
+    dropped = set(own_exits(body))
 
     def moved(offset: int) -> int:
         return offset % span + base
 
     out = []
-    for ins in body:
+    for k, ins in enumerate(body):
+        if k in dropped:
+            continue
         target = moved(ins.target) if ins.target in inside else ins.target
         if ins.target == end and after is not None:
             target = after

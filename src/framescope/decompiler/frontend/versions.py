@@ -92,6 +92,11 @@ FINALLY_EXIT_RELEASES = ((("POP_TOP", "POP_EXCEPT"), ("SWAP", "POP_TOP", "SWAP",
                          if EXCEPTION_TABLE else
                          (("POP_TOP", "POP_TOP", "POP_TOP", "POP_EXCEPT"),
                           ("ROT", "POP_TOP", "POP_TOP", "POP_TOP", "ROT", "POP_EXCEPT")))
+#: A try statement whose finally body leaves (``break``, ``continue``, ``return``) pushes a
+#: placeholder None before its block, counted in its handler's depth, which each way out of
+#: the finally body pops with the exception (3.8; it stands for the return value that a
+#: ``return`` in the try body keeps while the finally body runs).
+FINALLY_EXIT_PLACEHOLDER = PY < (3, 9)
 #: The compiler copies short code that ends the function (``return x``) into each block
 #: that goes there (3.10+); before, it exists once.
 COPIES_EXITS = PY >= (3, 10)

@@ -585,6 +585,8 @@ class ProtectedBuilder:
             node = ast.Try(body=body or [ast.Pass()], handlers=[], orelse=[], finalbody=final or [ast.Pass()])
         if swallowed:
             node = ast.While(test=ast.Constant(value=True), body=[node], orelse=[])
+            if versions.FINALLY_EXIT_PLACEHOLDER:
+                del state.stack[len(final_state.stack):]  # the break popped the placeholder too
         state.stmts.append(node)
         return after
 
@@ -593,7 +595,8 @@ class ProtectedBuilder:
         as does its copy on the normal path: a ``break`` out of a loop that never loops back
         (``while True:`` around the try statement), which leaves no loop in the code. The
         statement is then written inside a ``while True:`` of its own that it breaks out of."""
-        if out is None or not final_state.ended or len(final_state.stack) != handler.depth:
+        kept = handler.depth - (1 if versions.FINALLY_EXIT_PLACEHOLDER else 0)  # the break popped it
+        if out is None or not final_state.ended or len(final_state.stack) != kept:
             return False
         if body_end is None:
             return True
