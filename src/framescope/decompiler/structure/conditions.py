@@ -20,7 +20,7 @@ or b`` computes its value.
 """
 import ast
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Set
 
 from framescope.decompiler.frontend import versions
 from framescope.decompiler.graph.cfg import Block
@@ -175,15 +175,18 @@ def resolve_pops(cond: Cond) -> Cond:
     return cond
 
 
-def collect_condition(ctx: "StructureContext", block: Block, state: State, pops: bool = True) -> Cond:
+def collect_condition(ctx: "StructureContext", block: Block, state: State, pops: bool = True,
+                      consumed: Optional[Set[Block]] = None) -> Cond:
     """The condition of ``block``'s final jump, with the tests it chains to folded in.
 
-    With ``pops``, an arm that only pops values and jumps on is looked through.
+    With ``pops``, an arm that only pops values and jumps on is looked through. The blocks of
+    the tests folded in go into ``consumed``, given.
     """
     cond = simple_condition(ctx, block, state)
     if pops:
         cond = resolve_pops(cond)
-    consumed = {block}
+    consumed = set() if consumed is None else consumed
+    consumed.add(block)
     while True:
         merged = None
         for side in ("true", "false"):
@@ -215,7 +218,8 @@ def collect_condition(ctx: "StructureContext", block: Block, state: State, pops:
                     test, probe, passed = found
                 elif not chain_start(target, probe):
                     continue
-            inner = collect_condition(ctx, test, probe, pops)
+            folded: Set[Block] = set()
+            inner = collect_condition(ctx, test, probe, pops, folded)
             merged = fold(cond, side, inner)
             if merged is not None and (len(merged.true_state.stack) != len(inner.true_state.stack)
                                        or len(merged.false_state.stack) != len(inner.false_state.stack)):
@@ -223,10 +227,8 @@ def collect_condition(ctx: "StructureContext", block: Block, state: State, pops:
             if merged is not None:
                 consumed.add(target)
                 consumed.update(passed)
-                # and the tests folded into ``inner``, with the clean-ups of chained comparisons
-                # and the jumps over them laid out among them
-                consumed.update(b for b in ctx.cfg.blocks[inner.head.index:inner.last_test().index + 1]
-                                if b.last.is_cond_jump() or b.is_lone_jump() or pops_on(b))
+                if isinstance(inner.expr, ast.Compare) and len(inner.expr.ops) > 1:
+                    consumed.update(folded)  # a chained comparison's tests: its clean-ups come from them
                 break
             if pops and test is target and reusable(target, arm_state.stack):
                 ctx.probed[target] = Probe(list(arm_state.stack), probe.stack, inner)
@@ -264,9 +266,16 @@ def chain_clean_up(ctx: "StructureContext", pred: Block, block: Block, consumed)
     if any(p not in consumed for p in pred.preds):
         return False
     if pred.is_lone_jump() and pred.jump is block:
-        after = ctx.cfg.blocks[pred.index + 1] if pred.index + 1 < len(ctx.cfg.blocks) else None
-        return after is not None and (pops_on(after) or chain_failure(after))
+        return jumps_over_clean_up(ctx, pred)
     return pred.fall is block and pops_on(pred)
+
+
+def jumps_over_clean_up(ctx: "StructureContext", block: Block) -> bool:
+    """Whether ``block`` is a lone jump over the clean-up of a chained comparison laid out
+    right after it (where the comparison that did not run is dropped)."""
+    blocks = ctx.cfg.blocks
+    after = blocks[block.index + 1] if block.index + 1 < len(blocks) else None
+    return block.is_lone_jump() and after is not None and (pops_on(after) or chain_failure(after))
 
 
 def chain_failure(block: Block) -> bool:
