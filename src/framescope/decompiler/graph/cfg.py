@@ -45,6 +45,10 @@ class Block:
         """The block is one unconditional jump and nothing else."""
         return len(self.instrs) == 1 and self.last.op == "JUMP"
 
+    def before_jump(self) -> List[Instr]:
+        """The instructions but a final plain jump, which only says where the block goes on."""
+        return self.instrs[:-1] if self.last.op == "JUMP" else self.instrs
+
     def __post_init__(self) -> None:
         # Blocks are compared by identity but hashed by where they start, so that sets of
         # blocks iterate in the same order in every run: the output must not depend on
@@ -133,6 +137,10 @@ class CFG:
         self.blocks.insert(self.blocks.index(block) + 1, tail)
         self.renumber()
         return tail
+
+    def laid_out_after(self, block: Block) -> Optional[Block]:
+        """The block laid out right after ``block`` (None at the end), whether or not it falls there."""
+        return self.blocks[block.index + 1] if block.index + 1 < len(self.blocks) else None
 
     def renumber(self) -> None:
         for i, block in enumerate(self.blocks):

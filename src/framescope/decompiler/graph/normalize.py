@@ -105,21 +105,23 @@ def end_finally_next(cfg: CFG, block: Block) -> List[Block]:
     """3.8: the block after ``block``'s ``END_FINALLY`` (now ``RERAISE``), where it goes on when
     there is nothing to re-raise: after a try statement whose body and clauses all leave, the
     copy of an enclosing finally body that no other path reaches."""
-    if not (versions.HANDLER_END_FALLS_THROUGH and block.last.is_end_finally()
-            and block.index + 1 < len(cfg.blocks)):
-        return []
-    after = cfg.blocks[block.index + 1]
-    return [after] if not after.preds else []
+    after = after_end_finally(cfg, block)
+    return [after] if after is not None and not after.preds else []
 
 
 def unreached_after_end_finally(cfg: CFG, block: Block) -> Optional[Block]:
     """3.8: the block after ``block``'s ``END_FINALLY`` when no edge reaches it from code that
     runs (the unreached end of a body that always leaves may still jump there)."""
-    if not (versions.HANDLER_END_FALLS_THROUGH and block.last.is_end_finally()
-            and block.index + 1 < len(cfg.blocks)):
+    after = after_end_finally(cfg, block)
+    return None if after is None or any(p in cfg.dom for p in after.preds) else after
+
+
+def after_end_finally(cfg: CFG, block: Block) -> Optional[Block]:
+    """3.8: the block laid out after ``block`` when ``block`` ends in ``END_FINALLY``, which
+    falls into it when there is nothing to re-raise; None otherwise."""
+    if not (versions.HANDLER_END_FALLS_THROUGH and block.last.is_end_finally()):
         return None
-    after = cfg.blocks[block.index + 1]
-    return None if any(p in cfg.dom for p in after.preds) else after
+    return cfg.laid_out_after(block)
 
 
 def dead_jump_back(cfg: CFG, block: Block) -> Optional[Block]:

@@ -289,11 +289,9 @@ def drop_unreached_run(cfg: CFG, block: Block) -> None:
 def straight_on(block: Block, start: int) -> Tuple[Optional[Block], List[Instr]]:
     """Where ``block`` goes on by a plain jump or by falling through, and its instructions
     from ``start`` on before that jump; (None, []) when it branches or ends."""
-    if block.last.op == "JUMP":
-        return block.jump, block.instrs[start:-1]
-    if block.jump is not None:
+    if block.jump is not None and block.last.op != "JUMP":
         return None, []
-    return block.fall, block.instrs[start:]
+    return block.jump or block.fall, block.before_jump()[start:]
 
 
 def terminals(pairs) -> List[Block]:

@@ -273,8 +273,7 @@ def chain_clean_up(ctx: "StructureContext", pred: Block, block: Block, consumed)
 def jumps_over_clean_up(ctx: "StructureContext", block: Block) -> bool:
     """Whether ``block`` is a lone jump over the clean-up of a chained comparison laid out
     right after it (where the comparison that did not run is dropped)."""
-    blocks = ctx.cfg.blocks
-    after = blocks[block.index + 1] if block.index + 1 < len(blocks) else None
+    after = ctx.cfg.laid_out_after(block)
     return block.is_lone_jump() and after is not None and (pops_on(after) or chain_failure(after))
 
 
@@ -286,7 +285,7 @@ def chain_failure(block: Block) -> bool:
 
 def pops_on(block: Block) -> bool:
     """Whether ``block`` only pops values, then falls or jumps on."""
-    body = block.instrs[:-1] if block.last.op == "JUMP" else block.instrs
+    body = block.before_jump()
     return bool(body) and all(ins.op == "POP_TOP" for ins in body) and not block.last.is_cond_jump()
 
 

@@ -104,7 +104,7 @@ def run_arm(ctx: "StructureContext", target: Optional[Block], state: State, kept
             or target.handler != test.handler:
         return None
     probe = State(state.stack)
-    body = target.instrs[:-1] if target.last.op == "JUMP" else target.instrs
+    body = target.before_jump()
     try:
         for ins in body:
             ctx.sim.step(ins, probe)
@@ -118,6 +118,5 @@ def drops_spare_operand(block: Block, test: Block) -> bool:
     """Whether ``block``, reached from ``test`` alone, only drops the value under the top and
     goes on: where a chained comparison that failed early (``a <= x <= b``) keeps its result
     and pops the middle operand it had copied for the next comparison."""
-    body = block.instrs[:-1] if block.last.op == "JUMP" else block.instrs
-    return [(ins.op, ins.arg) for ins in body] == [("SWAP", 2), ("POP_TOP", None)] \
+    return [(ins.op, ins.arg) for ins in block.before_jump()] == [("SWAP", 2), ("POP_TOP", None)] \
         and block.preds == [test] and block.handler == test.handler

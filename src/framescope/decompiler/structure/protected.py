@@ -571,9 +571,8 @@ class ProtectedBuilder:
             if copy is None or copy is not hblock:
                 raise self.ctx.error("finally block not repeated on the normal path", body_end)
             after = follow_jumps(self.ctx.cfg.finally_after.get(body_end))
-            path = self.exits.exit_path(body_end) if body_end in self.ctx.cfg.called_finally else None
-            if path is not None:  # 3.8: the body leaves by a statement that runs the finally body first
-                self.exits.finish_exit(path, body_state)
+            if body_end in self.ctx.cfg.called_finally and self.finish_leaving(body_end, body_state):
+                # 3.8: the body leaves by a statement that runs the finally body first
                 after = self.unreached.unreached_finally_exit(hblock) or self.unreached.left_finally_exit(hblock)
             elif self.leaves_loop_in_body(body_end, hblock, body_state):
                 after = None

@@ -270,9 +270,8 @@ class Structurer:
         false_end = self.walk(cond.false_block, join, false_state)
         if true_end is None and join is not None and join is self.after_true_arm_try(cond):
             true_end = join  # it falls out of its try's handler there (past the else, if any)
-        if versions.RETURN_JUMPS_THREADED or versions.COPIES_EXITS:
-            true_end = self.threaded_return(true_state, true_end, false_state, false_end, join, len(state.stack))
-            false_end = self.threaded_return(false_state, false_end, true_state, true_end, join, len(state.stack))
+        true_end = self.threaded_return(true_state, true_end, false_state, false_end, join, len(state.stack))
+        false_end = self.threaded_return(false_state, false_end, true_state, true_end, join, len(state.stack))
         if true_end is join and false_end is join and self.values.arms_value(cond, state):
             return join
         true_end, false_end = self.arm_ends(block, true_state, false_state, true_end, false_end)

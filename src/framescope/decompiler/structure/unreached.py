@@ -128,9 +128,9 @@ class UnreachedCode:
     def after_end_finally(self, block: Block) -> Optional[Block]:
         """The code after a handler's ``END_FINALLY`` (``block``'s last), when it is code after
         the statement."""
-        if block.index + 1 >= len(self.ctx.cfg.blocks):
+        after = self.ctx.cfg.laid_out_after(block)
+        if after is None:
             return None
-        after = self.ctx.cfg.blocks[block.index + 1]
         if after.last.op == "JUMP" and (len(after.instrs) == 1 or after.last.raw == "BEGIN_FINALLY"):
             return None  # a jump on, or the copy of an enclosing finally body: nothing follows in the body
         return after
@@ -157,9 +157,11 @@ class UnreachedCode:
         block, seen = hblock, 0
         while block is not None and block.last.op == "POP_JUMP_IF_FALSE" and seen < 50:
             block, seen = block.jump, seen + 1  # the next except clause's type test
-        if block is None or not block.last.is_end_finally() or block.index + 1 >= len(self.ctx.cfg.blocks):
+        if block is None or not block.last.is_end_finally():
             return False
-        dead = self.ctx.cfg.blocks[block.index + 1]  # (or reached from the body alone)
+        dead = self.ctx.cfg.laid_out_after(block)  # (reached from no path, or from the body alone)
+        if dead is None:
+            return False
         return (all(p.index < hblock.index for p in dead.preds) and dead.is_lone_jump()
                 and any(isinstance(self.loop_builder.loop_control(b, None), ast.Break) for b in (dead.jump, dead)))
 
