@@ -23,6 +23,7 @@ Copies get offsets past the end of the code, unique per copy.
 """
 from typing import List, Optional
 
+from framescope.decompiler.frontend import versions
 from framescope.decompiler.frontend.instructions import BLOCK_SETUPS, Handler, Instr
 
 
@@ -129,13 +130,14 @@ def exit_release(at: Instr) -> List[Instr]:
     was entered with, as 3.9+ compile it (`versions.FINALLY_EXIT_RELEASES`): the exception's
     three values, then the saved ones with ``POP_EXCEPT``; a return value kept on top
     (``POP_FINALLY 1``) is rotated below each three."""
-    def make(op, arg=None):
-        return Instr(op, arg, at.offset, None, at.line, at.handler, "POP_FINALLY")
+    plain, kept = versions.FINALLY_EXIT_RELEASES
+    return [Instr(op, RELEASE_ARGS.get(op), at.offset, None, at.line, at.handler, "POP_FINALLY")
+            for op in (kept if at.arg else plain)]
 
-    pops = [make("POP_TOP"), make("POP_TOP"), make("POP_TOP")]
-    if not at.arg:
-        return pops + [make("POP_EXCEPT", 3)]
-    return [make("ROT", 4)] + pops + [make("ROT", 4), make("POP_EXCEPT", 3)]
+
+#: The arguments of the release's instructions: ``ROT 4`` moves the kept return value below
+#: the exception's three values; ``POP_EXCEPT`` restores the three saved ones.
+RELEASE_ARGS = {"ROT": 4, "POP_EXCEPT": 3}
 
 
 def own_exits(body: List[Instr]) -> List[int]:
