@@ -56,6 +56,12 @@ class dump:
     ``{"event": "compile", "frame": "f", "entry": 0, "compile_id": "0/0",
     "file": "__transformed_code_0_for_f.py", "decompiled": True}``.
 
+    ``caches=False`` turns torch.compile's FX graph and AOTAutograd caches off inside the
+    block, so that every graph is compiled cold and each of its stages gets a file. By
+    default the caches stay as the program has them: a graph served from a cache has the
+    files of the stages the cached artefact holds, and index.json says what each cache did
+    (``caches`` of each graph).
+
     ``log_bytecode=True`` also writes, next to each ``__transformed_code_<i>_for_<f>.py``,
     the entry's code objects as ``marshal`` data (``marshal.load`` reads them back):
     ``.original_bytecode`` (the function's), ``.transformed_bytecode`` (Dynamo's) and
@@ -76,6 +82,7 @@ class dump:
         *,
         on_event: Optional[Callable[[Dict[str, Any]], None]] = None,
         log_bytecode: bool = False,
+        caches: bool = True,
     ) -> None:
         if not isinstance(path, (str, os.PathLike)):
             raise TypeError("framescope.dump needs a folder path, not %s" % type(path).__name__)
@@ -85,6 +92,8 @@ class dump:
         self.on_event = on_event
         #: Whether each entry's code objects are written too.
         self.log_bytecode = log_bytecode
+        #: Whether torch.compile's compile caches stay on (False: off inside the block).
+        self.caches = caches
         #: The running session while the block runs, else None.
         self.session: Optional[DumpSession] = None
         self._capture: Any = None
@@ -108,7 +117,8 @@ class dump:
                 raise NotADirectoryError(
                     "framescope.dump: %s exists and is not a folder" % os.fspath(self.path)
                 )
-            session = DumpSession(self.path, on_event=self.on_event, log_bytecode=self.log_bytecode)
+            session = DumpSession(self.path, on_event=self.on_event, log_bytecode=self.log_bytecode,
+                                  caches=self.caches)
             self._capture = capture.start(session)
             self.session = _active = session
             self._entered = True

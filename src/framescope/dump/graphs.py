@@ -199,9 +199,11 @@ class GraphDumper:
     # ------------------------------------------------------------------ install
 
     def start(self) -> None:
-        caches = torch_internals.no_compile_caches()
-        caches.__enter__()
-        self._installed = [torch_internals.Removable(lambda: caches.__exit__(None, None, None))]
+        self._installed = []
+        if not getattr(self.session, "caches", True):
+            caches = torch_internals.no_compile_caches()
+            caches.__enter__()
+            self._installed.append(torch_internals.Removable(lambda: caches.__exit__(None, None, None)))
         if not torch_internals.missing(torch_internals.PROVENANCE):
             provenance = torch_internals.provenance_tracking()
             provenance.__enter__()

@@ -66,6 +66,7 @@ class DumpSession:
         root: "os.PathLike[str] | str",
         on_event: Optional[Callable[[Event], None]] = None,
         log_bytecode: bool = False,
+        caches: bool = True,
     ) -> None:
         #: The folder the user named, absolute. Under torch.distributed with more than one
         #: process, each rank writes into ``root/rank_<r>/``.
@@ -76,6 +77,8 @@ class DumpSession:
         self.on_event = on_event
         #: Whether each entry's code objects are also written, marshalled (see dump()).
         self.log_bytecode = log_bytecode
+        #: Whether torch.compile's compile caches stay on (see dump()).
+        self.caches = caches
         #: index.json ``frames``: one record per compiled code object, in compile order.
         self.frames: List[Dict[str, Any]] = []
         #: index.json ``graphs``.

@@ -42,6 +42,9 @@ from framescope.torch_internals.probes import (
     version_warning,
 )
 from framescope.torch_internals.frames import (
+    framescope_side,
+    keep_out_of_dynamo,
+    program_side,
     RawEntry,
     compile_function,
     compiled_inner,
@@ -121,6 +124,9 @@ __all__ = [
     "hook_aot_compilers",
     "hook_backend_calls",
     "is_generated_function",
+    "framescope_side",
+    "keep_out_of_dynamo",
+    "program_side",
     "load",
     "mark_default",
     "mark_skip",

@@ -7,7 +7,7 @@ import sys
 import types
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
-from framescope.torch_internals.frames import raw_entries
+from framescope.torch_internals.frames import framescope_side, keep_out_of_dynamo, program_side, raw_entries
 from framescope.torch_internals.probes import AOT_GRAPHS, DEBUG, DEPYF_INSTALL, DUMP, GRAPHS, PROVENANCE, TRACE, require
 
 
@@ -42,7 +42,11 @@ def register_bytecode_hook(
     require(feature)
     from torch._dynamo import convert_frame
 
-    return Removable(convert_frame.register_bytecode_hook(hook).remove)
+    def bytecode_hook(code: types.CodeType, new_code: types.CodeType) -> Optional[types.CodeType]:
+        return hook(code, new_code)
+
+    keep_out_of_dynamo(bytecode_hook)
+    return Removable(convert_frame.register_bytecode_hook(bytecode_hook).remove)
 
 
 def on_compile_start(callback: Callable[[], None]) -> Removable:
@@ -53,6 +57,7 @@ def on_compile_start(callback: Callable[[], None]) -> Removable:
     def start(args: object) -> None:
         callback()
 
+    keep_out_of_dynamo(start)
     callback_handler.register_start_callback(start)
     return Removable(lambda: callback_handler.remove_start_callback(start))
 
@@ -187,6 +192,7 @@ def add_trace_listener(listener: Callable[[TraceRecord], None]) -> Removable:
             # output; the listeners catch and record their own errors.
             pass
 
+    keep_out_of_dynamo(Handler.emit)
     handler = Handler(logging.DEBUG)
     old_level = trace_log.level
     if trace_log.level == logging.NOTSET or trace_log.level > logging.DEBUG:
@@ -224,16 +230,19 @@ def hook_backend_calls(
 
     original = OutputGraph.__dict__["call_user_compiler"]
 
-    def call_user_compiler(self: Any, gm: Any, example_inputs: List[Any]) -> Any:
+    compile_as_torch_does = program_side(original)
+
+    def hooked(self: Any, gm: Any, example_inputs: List[Any]) -> Any:
         code = getattr(getattr(self, "root_tx", None), "f_code", None)
         return hook(
             gm,
             example_inputs,
             self.compiler_fn,
             code if isinstance(code, types.CodeType) else None,
-            lambda: original(self, gm, example_inputs),
+            lambda: compile_as_torch_does(self, gm, example_inputs),
         )
 
+    call_user_compiler = framescope_side(hooked)
     call_user_compiler.__wrapped__ = original  # type: ignore[attr-defined]
     OutputGraph.call_user_compiler = call_user_compiler
 
@@ -260,8 +269,9 @@ def hook_aot_compilers(
     from torch._dynamo.backends import common
 
     original = common.aot_module_simplified
+    compile_as_torch_does = program_side(original)
 
-    def aot_module_simplified(mod: Any, args: Any, *rest: Any, **kwargs: Any) -> Any:
+    def hooked(mod: Any, args: Any, *rest: Any, **kwargs: Any) -> Any:
         if rest:  # positional compilers: only fw_compiler (then bw_compiler) come first
             rest_list = list(rest)
             for i, kind in enumerate(AOT_COMPILERS[:2]):
@@ -271,8 +281,9 @@ def hook_aot_compilers(
         for kind in AOT_COMPILERS:
             if callable(kwargs.get(kind)):
                 kwargs[kind] = _wrap_aot_compiler(wrap, kind, kwargs[kind], mod)
-        return around(mod, lambda: original(mod, args, *rest, **kwargs))
+        return around(mod, lambda: compile_as_torch_does(mod, args, *rest, **kwargs))
 
+    aot_module_simplified = framescope_side(hooked)
     common.aot_module_simplified = aot_module_simplified
 
     def remove() -> None:
@@ -292,9 +303,11 @@ def _wrap_aot_compiler(
         import copy
 
         clone = copy.copy(compiler)
-        clone.compiler_fn = wrap(kind, compiler.compiler_fn, mod)
+        clone.compiler_fn = framescope_side(wrap(kind, program_side(compiler.compiler_fn), mod))
         return clone
-    return wrap(kind, compiler, mod)
+    # AOTAutograd compiles a backward lazily, on the first backward call: from the
+    # program's code, where torch.compile's frame hook may be on.
+    return framescope_side(wrap(kind, program_side(compiler), mod))
 
 
 def backend_name(backend: object) -> str:
@@ -393,5 +406,6 @@ def on_compile_end(callback: Callable[[], None]) -> Removable:
     def end(args: object) -> None:
         callback()
 
+    keep_out_of_dynamo(end)
     callback_handler.register_end_callback(end)
     return Removable(lambda: callback_handler.remove_end_callback(end))

@@ -16,6 +16,7 @@ Facts this module relies on (checked on torch 2.10 to 2.15):
 """
 from __future__ import annotations
 
+import threading
 import types
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
@@ -237,10 +238,99 @@ def compiled_inner(obj: object) -> List[object]:
 # SKIP/SKIP runs plainly and so does everything it calls.
 
 
+def keep_out_of_dynamo(function: Callable[..., Any]) -> None:
+    """Make every call of ``function`` (a hook torch calls: a log handler, a compile
+    callback) and everything it calls run without torch.compile's frame hook.
+
+    torch calls some of framescope's hooks from the program's own code with the frame hook
+    on: a structured-trace record logged while a backward compiles lazily on the first
+    ``loss.backward()`` under a compiled frame, say. torch.compile would otherwise compile
+    framescope's functions, and a program would compile other frames, with other compile
+    ids, under a dump than without one. Marks the code object (shared by every closure made
+    from it), so marking again costs nothing. Not for a hook that calls back into torch:
+    see framescope_side.
+    """
+    code = getattr(getattr(function, "__func__", function), "__code__", None)
+    if isinstance(code, types.CodeType):
+        _set_strategy(code, "SKIP", "SKIP")
+
+
+class _SavedHooks(threading.local):
+    def __init__(self) -> None:
+        #: The program's frame hook at each framescope_side call running on this thread.
+        self.stack: List[object] = []
+
+
+_saved = _SavedHooks()
+
+
+def framescope_side(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``function`` (a hook torch calls, which calls torch back through program_side) as a
+    function that runs without torch.compile's frame hook, itself never seen by it.
+
+    torch compiles a backward lazily, from the program's code, where the frame hook may be
+    on: the compiler framescope wraps then runs torch's compiler under the program's hook,
+    as it would without framescope (program_side), and framescope's own code without it.
+    """
+
+    # Resolved now: no Python function may run before the hook is off.
+    set_hook = _eval_frame().set_eval_frame
+
+    def outside_dynamo(*args: Any, **kwargs: Any) -> Any:
+        program_hook = set_hook(None)
+        _saved.stack.append(program_hook)
+        try:
+            return function(*args, **kwargs)
+        finally:
+            _saved.stack.pop()
+            set_hook(program_hook)
+
+    # The frame itself is not shown to the hook; what it calls is, until the hook is off.
+    _set_strategy(outside_dynamo.__code__, "SKIP", "DEFAULT")
+    _copy_names(function, outside_dynamo)
+    return outside_dynamo
+
+
+def program_side(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``function`` (torch's, called from framescope code under framescope_side) as a
+    function that runs under the frame hook the program had when torch called framescope."""
+
+    set_hook = _eval_frame().set_eval_frame
+
+    def as_the_program_runs(*args: Any, **kwargs: Any) -> Any:
+        if not _saved.stack:
+            return function(*args, **kwargs)
+        own = set_hook(_saved.stack[-1])
+        try:
+            return function(*args, **kwargs)
+        finally:
+            set_hook(own)
+
+    _copy_names(function, as_the_program_runs)
+    return as_the_program_runs
+
+
+def _copy_names(source: object, target: Callable[..., Any]) -> None:
+    for name in ("__name__", "__qualname__"):
+        value = getattr(source, name, None)
+        if isinstance(value, str):
+            setattr(target, name, value)
+
+
+def _eval_frame() -> Any:
+    from torch._C._dynamo import eval_frame as c_eval_frame
+
+    return c_eval_frame
+
+
+def _set_strategy(code: types.CodeType, current: str, callees: str) -> None:
+    from torch._dynamo.types import FrameAction, FrameExecStrategy
+
+    strategy = FrameExecStrategy(getattr(FrameAction, current), getattr(FrameAction, callees))
+    _eval_frame().set_code_exec_strategy(code, strategy)
+
+
 def mark_skip_all(code: types.CodeType) -> None:
     """Make frames of ``code``, and every frame they call, run without torch.compile's hook."""
     require(DEBUG)
-    from torch._C._dynamo import eval_frame as c_eval_frame
-    from torch._dynamo.types import FrameAction, FrameExecStrategy
-
-    c_eval_frame.set_code_exec_strategy(code, FrameExecStrategy(FrameAction.SKIP, FrameAction.SKIP))
+    _set_strategy(code, "SKIP", "SKIP")

@@ -56,13 +56,15 @@ class Internal(NamedTuple):
 
 
 _HOOK = (EVALFRAME, DUMP, DEBUG)
+# Every feature that installs a hook torch may call with its frame hook on (keep_out_of_dynamo).
+_SKIPPING = _HOOK + (DEPYF_INSTALL, DEPYF_DISPATCH)
 _EVAL_FRAME = "torch._C._dynamo.eval_frame:"
 
 #: Every private internal framescope touches, with the features that need it.
 INTERNALS = (
-    Internal(_EVAL_FRAME + "set_eval_frame", (EVALFRAME,)),
+    Internal(_EVAL_FRAME + "set_eval_frame", _SKIPPING),
     Internal(_EVAL_FRAME + "get_eval_frame_callback", (EVALFRAME,)),
-    Internal(_EVAL_FRAME + "set_code_exec_strategy", _HOOK),
+    Internal(_EVAL_FRAME + "set_code_exec_strategy", _SKIPPING),
     Internal(_EVAL_FRAME + "reset_code", (EVALFRAME,)),
     Internal(_EVAL_FRAME + "_debug_get_cache_entry_list", (EVALFRAME, DUMP, DEPYF_DISPATCH)),
     Internal(
@@ -77,8 +79,8 @@ INTERNALS = (
         params=("frame_exec_strategy", "apply_to_code", "guarded_code"),
     ),
     Internal("torch._dynamo.types:GuardedCode", (EVALFRAME,), params=("code", "guard_manager", "compile_id")),
-    Internal("torch._dynamo.types:FrameExecStrategy", _HOOK, attrs=("cur_action", "recursive_action")),
-    Internal("torch._dynamo.types:FrameAction", _HOOK, attrs=("DEFAULT", "SKIP", "RUN_ONLY")),
+    Internal("torch._dynamo.types:FrameExecStrategy", _SKIPPING, attrs=("cur_action", "recursive_action")),
+    Internal("torch._dynamo.types:FrameAction", _SKIPPING, attrs=("DEFAULT", "SKIP", "RUN_ONLY")),
     Internal(
         "torch._dynamo.guards:DeletedGuardManagerWrapper",
         (EVALFRAME,),
