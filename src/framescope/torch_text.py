@@ -28,6 +28,15 @@ def compile_frame(compile_id: str) -> str:
     return compile_id.split("/")[0]
 
 
+def compile_order(compile_id: Optional[str]) -> Tuple[int, int]:
+    """A sort key that puts compile ids ("3/1", "[0/2]", "0/1_1") in the order torch made
+    them: by frame, then by attempt; an id that cannot be read sorts last."""
+    numbers = re.findall(r"\d+", compile_id or "")
+    if len(numbers) < 2:
+        return (1 << 30, 1 << 30)
+    return (int(numbers[0]), int(numbers[1]))
+
+
 def without_compile_id(text: str) -> str:
     """``text`` without the compile id torch starts a log line with."""
     return _ID_PREFIX.sub("", text, count=1)
@@ -443,6 +452,34 @@ def _json_object(payload: str) -> Dict[str, Any]:
 
 def _strings(items: Any) -> List[str]:
     return [item for item in items if isinstance(item, str)] if isinstance(items, list) else []
+
+
+class CacheDetails(NamedTuple):
+    """What a compile-cache artifact (``fx_graph_cache_miss``, ``aotautograd_cache_bypass``,
+    ...) says besides its result."""
+
+    #: torch's reason for a bypass (``cache_bypass_reason``), or its kind of miss
+    #: (``cache_status_detailed`` when it is more than the result: "full_miss"); None if none.
+    reason: Optional[str]
+    #: Compile seconds a hit saved, as measured when the artefact was compiled; None if unknown.
+    saved_s: Optional[float]
+
+
+def cache_details(payload: str) -> CacheDetails:
+    """The reason and the time saved in the JSON payload of a compile-cache artifact."""
+    data = _json_object(payload)
+    reason = data.get("cache_bypass_reason")
+    if not isinstance(reason, str) or not reason:
+        detailed = data.get("cache_status_detailed")
+        state = data.get("cache_state")
+        reason = detailed if isinstance(detailed, str) and detailed not in ("hit", "miss", "bypass", state) else None
+    saved = None
+    for key, scale in (("time_saved_ms", 1e-3), ("time_saved_ns", 1e-9)):
+        value = data.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            saved = round(float(value) * scale, 6)
+            break
+    return CacheDetails(reason, saved)
 
 
 def kernel_stack_lines(payload: str) -> Dict[str, List[Tuple[str, int]]]:

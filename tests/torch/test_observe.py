@@ -172,3 +172,159 @@ def test_a_transformers_training_step_compiles_the_same_frames(tmp_path):
     pytest.importorskip("transformers")
     results = run_both(tmp_path, GPT2_STEP, "aot_eager", timeout=600)
     assert_same_compiles(results)
+
+
+# --------------------------------------------------------------------------- warm caches
+
+CACHED = '''
+import json, sys
+import torch
+import framescope
+
+@torch.compile(backend="inductor")
+def f(x):
+    return torch.sin(x) * 2 + 1
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        return torch.relu(self.fc(x)).sum()
+
+torch.manual_seed(0)
+net = torch.compile(Net())
+ran = set()
+
+def trace(frame, event, arg):
+    if frame.f_code.co_filename.startswith(sys.argv[1]):
+        ran.add(frame.f_code.co_filename.rsplit("/", 1)[1])
+    return None
+
+with framescope.dump(sys.argv[1], caches=sys.argv[2] == "on"):
+    sys.settrace(trace)
+    y = f(torch.ones(5))
+    net(torch.ones(4, 8)).backward()
+    sys.settrace(None)
+print("RESULT " + json.dumps({"ran": sorted(ran), "y": y.tolist()}))
+'''
+
+
+def run_cached(folder: Path, dump: str, caches: str, cache_dir: Path) -> Dict[str, Any]:
+    path = folder / "cached.py"
+    path.write_text(CACHED)
+    env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(cache_dir))
+    done = subprocess.run([sys.executable, str(path), str(folder / dump), caches], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, universal_newlines=True, timeout=400, cwd=str(folder), env=env)
+    assert done.returncode == 0, done.stderr[-6000:]
+    result = json.loads([line for line in done.stdout.splitlines() if line.startswith("RESULT ")][-1][7:])
+    result["index"] = json.loads((folder / dump / "index.json").read_text())
+    return result
+
+
+@pytest.mark.slow
+def test_caches_stay_on_and_a_hit_still_has_its_code(tmp_path):
+    cache_dir = tmp_path / "cache"
+    cold = run_cached(tmp_path, "cold", "on", cache_dir)
+    warm = run_cached(tmp_path, "warm", "on", cache_dir)
+    assert warm["y"] == cold["y"]
+    cold_graphs, warm_graphs = cold["index"]["graphs"], warm["index"]["graphs"]
+    assert [g["name"] for g in cold_graphs] == [g["name"] for g in warm_graphs] and len(warm_graphs) == 2
+    for graph in cold_graphs:
+        assert graph["caches"]["aot_autograd"] == "miss" and graph["caches"]["fx_graph"] == "miss"
+    for graph in warm_graphs:
+        assert graph["caches"]["aot_autograd"] == "hit" and graph["caches"]["fx_graph"] == "hit", graph
+        assert graph["cache_saved_s"]["aot_autograd"] > 0
+        # Served from the cache: Inductor's code is there, and it is what runs.
+        assert "inductor" in graph["files"] and "inductor" in graph["runs_from_file"]
+        assert "dynamo" not in graph["runs_from_file"]
+        assert graph["files"]["inductor"] in warm["ran"]
+        assert "pre_grad" not in graph["files"]
+    training = warm_graphs[1]
+    assert training["caches"]["fx_graph_backward"] == "hit"
+    assert {"inductor", "inductor_backward"} <= set(training["files"])
+    assert training["files"]["inductor_backward"] in warm["ran"]
+    # index.md says what the caches did and which stages a hit has no file for.
+    text = (tmp_path / "warm" / "index.md").read_text()
+    assert "served from the compile cache: " in text and "no files for pre_grad" in text
+
+
+@pytest.mark.slow
+def test_caches_off_compiles_every_stage(tmp_path):
+    cache_dir = tmp_path / "cache"
+    run_cached(tmp_path, "first", "on", cache_dir)
+    off = run_cached(tmp_path, "off", "off", cache_dir)
+    for graph in off["index"]["graphs"]:
+        assert graph["caches"] == {}
+        assert {"pre_grad", "aot_forward", "post_grad", "inductor"} <= set(graph["files"])
+
+
+# --------------------------------------------------------------------------- entries made before
+
+BEFORE = '''
+import json, sys
+import torch
+import framescope
+
+def f(x, n):
+    return torch.sin(x) * n
+
+@torch.compile(backend="inductor")
+def g(x):
+    return torch.cos(x) + 1
+
+compiled_f = torch.compile(f, backend="eager", dynamic=False)
+x = torch.ones(4)
+compiled_f(x, 1)
+compiled_f(x, 2)
+g(x)
+ran = set()
+
+def trace(frame, event, arg):
+    if frame.f_code.co_filename.startswith(sys.argv[1]):
+        ran.add(frame.f_code.co_filename.rsplit("/", 1)[1])
+    return None
+
+with framescope.dump(sys.argv[1]):
+    sys.settrace(trace)
+    compiled_f(x, 1)
+    compiled_f(x, 3)
+    for _ in range(5):
+        y = g(x)
+    sys.settrace(None)
+print("RESULT " + json.dumps({"ran": sorted(ran), "error": (y - torch.cos(x) - 1).abs().max().item()}))
+'''
+
+
+def test_entries_compiled_before_the_dump_are_dumped(tmp_path):
+    path = tmp_path / "before.py"
+    path.write_text(BEFORE)
+    env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "cache"))
+    done = subprocess.run([sys.executable, str(path), str(tmp_path / "dump")], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, universal_newlines=True, timeout=400, cwd=str(tmp_path), env=env)
+    assert done.returncode == 0, done.stderr[-6000:]
+    result = json.loads([line for line in done.stdout.splitlines() if line.startswith("RESULT ")][-1][7:])
+    index = json.loads((tmp_path / "dump" / "index.json").read_text())
+    assert result["error"] < 1e-6
+    frames = {frame["id"]: frame for frame in index["frames"]}
+    f_entries, g_entries = frames["f"]["entries"], frames["g"]["entries"]
+    # In compile order: the two entries made before the dump, then the one made inside it.
+    assert [(e["index"], e["compile_id"], e["compiled_before_dump"]) for e in f_entries] == [
+        (0, "0/0", True), (1, "0/1", True), (2, "0/2", False)]
+    assert [(e["compile_id"], e["compiled_before_dump"]) for e in g_entries] == [("1/0", True)]
+    for entry in f_entries + g_entries:
+        text = (tmp_path / "dump" / entry["file"]).read_text()
+        assert "def " in text and entry["decompiled"]
+        assert entry["guard"], "the guard torch holds for the entry"
+        assert entry["graphs"]
+    full_code = (tmp_path / "dump" / "full_code_for_f.py").read_text()
+    for entry in f_entries:
+        assert "def %s(" % entry["guard_function"] in full_code
+    # The graphs of the earlier entries: Dynamo's graph (eager) and Inductor's code, which
+    # runs from the dump from then on.
+    graphs = {graph["name"]: graph for graph in index["graphs"]}
+    assert "dynamo" in graphs[f_entries[0]["graphs"][0]]["files"]
+    inductor = graphs[g_entries[0]["graphs"][0]]
+    assert inductor["files"]["inductor"] in result["ran"]
+    assert "compiled before the dump began" in (tmp_path / "dump" / "index.md").read_text()

@@ -75,15 +75,53 @@ class Capture:
     # ------------------------------------------------------------------ one compile
 
     def add_entry(self, code: types.CodeType, new_code: types.CodeType) -> Optional[types.CodeType]:
+        return self.record_entry(code, new_code, torch_internals.current_compile_id(),
+                                 torch_internals.compiling_globals(), before=False)
+
+    def adopt_existing(self) -> None:
+        """Dump the cache entries torch.compile made before the dump began: every code object
+        torch's frame hook has seen that holds cache entries (torch's own list of them), its
+        entries in compile order. Their files are there to read and their guards are torch's;
+        they keep running torch's code (a cache entry's code cannot be replaced)."""
+        for code in torch_internals.codes_seen():
+            entries = [raw for raw in torch_internals.raw_entries(code, torch_internals.DUMP) if raw.payload is None]
+            if not entries or self.session.frame_id(code) is not None:
+                continue
+            module_globals = torch_internals.module_globals_of(code)
+            for raw in sorted(entries, key=lambda raw: torch_text.compile_order(raw.compile_id)):
+                self.record_entry(code, raw.code, raw.compile_id, module_globals, before=True)
+
+    def adopt_graphs(self, new_code: types.CodeType, module_globals: Dict[str, object],
+                     compile_id: Optional[str], code: types.CodeType) -> None:
+        """The graphs an entry compiled before the dump calls, from the globals it calls."""
+        from framescope.dump import graphs
+
+        for name in new_code.co_names:
+            if torch_text.is_graph_name(name) and name in module_globals:
+                try:
+                    graphs.adopt(self.session, name, module_globals[name], compile_id, code)
+                except Exception as exc:
+                    self.session.warn("could not dump the graph %s compiled before the dump: %s: %s"
+                                      % (name, type(exc).__name__, exc))
+
+    def record_entry(
+        self,
+        code: types.CodeType,
+        new_code: types.CodeType,
+        compile_id: Optional[str],
+        module_globals: Optional[Dict[str, object]],
+        before: bool,
+    ) -> Optional[types.CodeType]:
+        """Dump one cache entry of ``code`` whose code is Dynamo's ``new_code``; return the
+        code compiled from its file (None: keep Dynamo's). ``before``: torch made the entry
+        before the dump began, and it keeps running Dynamo's code."""
         session = self.session
         state = session.frame_state(code)
         frame = state.record
         index = len(frame["entries"])
-        compile_id = torch_internals.current_compile_id()
-        module_globals = torch_internals.compiling_globals()
         name = naming.transformed_file(index, frame["id"])
         path = str(session.path_of(name))
-        header = _header(state, index, compile_id)
+        header = _header(state, index, compile_id, before)
         result = transformed.make(code, new_code, path, header, session.graph_name, module_globals,
                                   session.graph_inputs)
         unwritten = None
@@ -93,7 +131,7 @@ class Capture:
             # No file to run from, set breakpoints in or read: Dynamo's own code runs.
             unwritten = str(exc)
             result = transformed.Result(result.text, None, None, unwritten, {})
-        if result.code is not None and module_globals is not None:
+        if result.code is not None and module_globals is not None and not before:
             transformed.install_aliases(result, module_globals)
         entry = {
             "index": index,
@@ -108,9 +146,12 @@ class Capture:
             "compile_time_s": None,
             "recompile_reason": None,
             "bytecode_files": write_bytecode(session, name, (code, new_code, result.code)),
+            "compiled_before_dump": before,
         }
         session.add_entry(state, entry)
-        runs = new_code if result.code is None else result.code
+        if before and module_globals is not None:
+            self.adopt_graphs(new_code, module_globals, compile_id, code)
+        runs = new_code if result.code is None or before else result.code
         state.entry_codes.append(runs)
         state.entry_sources.append(result.source)
         self.pending.append((state, entry, runs))
@@ -132,9 +173,10 @@ class Capture:
                 "compile_id": compile_id,
                 "file": name,
                 "decompiled": result.code is not None,
+                "compiled_before_dump": before,
             }
         )
-        return result.code
+        return None if before else result.code
 
     def link_resumes(
         self,
@@ -252,14 +294,18 @@ def hide_debugger(session: DumpSession) -> None:
         session.warn("could not keep the debugger out of torch.compile: %s: %s" % (type(exc).__name__, exc))
 
 
-def _header(state: FrameState, index: int, compile_id: Optional[str]) -> List[str]:
+def _header(state: FrameState, index: int, compile_id: Optional[str], before: bool = False) -> List[str]:
     frame = state.record
-    return [
+    lines = [
         "# torch.compile's code for %s (%s:%d): cache entry %d, compile %s."
         % (frame["qualname"], frame["filename"], frame["firstlineno"], index, compile_id),
         "# It runs in place of %s when the entry's guard passes; the guard is" % frame["name"],
         "# %s in %s." % (naming.guard_function(index, frame["id"]), frame["full_code"]),
     ]
+    if before:
+        lines.append("# Compiled before the dump began: the entry runs torch's copy of this code, so")
+        lines.append("# breakpoints in this file do not stop there.")
+    return lines
 
 
 # ---------------------------------------------------------------------- start and stop
@@ -281,6 +327,12 @@ def start(session: DumpSession) -> Capture:
             if begin is not None:
                 _guarded(session, begin, module_name)
                 capture.parts.append(module)
+        with session.lock:
+            try:
+                capture.adopt_existing()
+            except Exception as exc:
+                session.warn("could not dump the entries compiled before the dump began: %s: %s"
+                             % (type(exc).__name__, exc))
     except BaseException:
         stop(capture, session)
         raise

@@ -33,8 +33,12 @@ breakpoints in the file. The other stages are there to read.
 Where the pieces come from (see torch_internals): the backend call of every graph, the
 compilers aot_autograd-based backends pass to AOTAutograd, and torch's structured trace for
 the stages that never pass through a hook (joint graph, pre/post-grad graphs, output code).
-While a dump runs, Inductor's and AOTAutograd's compile caches are off, since a cache hit
-skips the stages a dump shows.
+The compile caches stay as the program has them. On an FX graph cache hit torch still
+gives the post-grad graph and Inductor's code (from the cached artefact), and the Inductor
+code runs from its dumped file as on a miss; on an AOTAutograd cache hit torch skips the
+pre-grad, joint, forward and backward graphs, so the graph has no files for those stages.
+Each graph's record says what each cache did (``caches``). ``framescope.dump(...,
+caches=False)`` turns both caches off, so that every stage is compiled and written.
 """
 from __future__ import annotations
 
@@ -68,6 +72,18 @@ _TRACE_STAGES = {
 # each kernel computes (see torch_text's provenance section).
 _KERNEL_LINES = "inductor_provenance_tracking_kernel_stack_traces"
 _KERNEL_NODES = "inductor_provenance_tracking_node_mappings"
+
+# torch's structured-trace artifacts that say what a compile cache did:
+# name -> (the cache, as index.json names it; the result).
+_CACHE_ARTIFACTS = {
+    "fx_graph_cache_hit": ("fx_graph", "hit"),
+    "fx_graph_bundled_cache_hit": ("fx_graph", "hit"),
+    "fx_graph_cache_miss": ("fx_graph", "miss"),
+    "fx_graph_cache_bypass": ("fx_graph", "bypass"),
+    "aotautograd_cache_hit": ("aot_autograd", "hit"),
+    "aotautograd_cache_miss": ("aot_autograd", "miss"),
+    "aotautograd_cache_bypass": ("aot_autograd", "bypass"),
+}
 
 # Stages that also exist once more for the backward.
 _BACKWARD_STAGES = {"post_grad": "post_grad_backward", "inductor": "inductor_backward"}
@@ -127,6 +143,13 @@ class _Graph:
         self.kernel_lines: List[Dict[str, Any]] = []
         #: (stage, torch's kernel key) -> that kernel's item of kernel_lines.
         self.kernel_keys: Dict[Tuple[str, str], Dict[str, Any]] = {}
+        #: What each compile cache did: "fx_graph", "fx_graph_backward", "aot_autograd" (with
+        #: a "piece_<k>." prefix for a piece) -> "hit", "miss" or "bypass".
+        self.caches: Dict[str, str] = {}
+        #: Why a cache missed or was bypassed, where torch says.
+        self.cache_reasons: Dict[str, str] = {}
+        #: Compile seconds each hit saved, as torch measured them when it compiled cold.
+        self.cache_saved_s: Dict[str, float] = {}
 
     def kernel(self, stage: str, key: str) -> Dict[str, Any]:
         """The kernel_lines item of one kernel (torch's key: "cpp_fused_sin_0:1"), made on
@@ -166,6 +189,9 @@ class _Graph:
             "runs_from_file": list(self.runs),
             "pieces": [{"piece": piece, "module": self.piece_names.get(piece)} for _ref, piece in self.pieces],
             "kernels": [dict(kernel) for kernel in self.kernel_lines],
+            "caches": dict(self.caches),
+            "cache_reasons": dict(self.cache_reasons),
+            "cache_saved_s": dict(self.cache_saved_s),
         }
 
 
@@ -178,6 +204,10 @@ class _Context(threading.local):
         self.stack: List[Tuple[_Graph, Optional[str], str]] = []
         #: Inductor's pre-grad graph, held until AOTAutograd's call says which module it is.
         self.pre_grad: Optional[str] = None
+        #: The stages and caches AOTAutograd's compile of the current module has met outside
+        #: any compiler call: on an AOTAutograd cache hit torch loads the forward's, then the
+        #: backward's, Inductor code and post-grad graph from the FX graph cache.
+        self.loaded: set = set()
 
 
 class GraphDumper:
@@ -300,10 +330,18 @@ class GraphDumper:
         graph, prefix = target
         self._flush_pre_grad(graph, prefix)
         self._context.stack.append((graph, "aot", prefix))
+        self._context.loaded = set()
         try:
             return call()
         finally:
             self._context.stack.pop()
+            try:
+                if graph.caches.get(prefix + "aot_autograd") == "hit" and "dynamo" in graph.runs:
+                    graph.runs.remove("dynamo")  # AOTAutograd's cached code runs instead
+                self._run_cached_output_code(graph)
+            except Exception as exc:
+                self._warn("could not run %s's cached output code from the dump: %s" % (graph.name, exc))
+            self._save(graph)
 
     def _wrap_compiler(self, kind: str, compiler: Callable[..., Any], module: Any) -> Callable[..., Any]:
         target = self._compiling(module)
@@ -412,6 +450,9 @@ class GraphDumper:
         if key in (_KERNEL_LINES, _KERNEL_NODES) and record.payload and self._context.stack:
             (self._kernel_lines if key == _KERNEL_LINES else self._kernel_nodes)(record.payload)
             return
+        if key in _CACHE_ARTIFACTS and record.payload:
+            self._cache_result(key, record)
+            return
         stage = _TRACE_STAGES.get(key)
         if stage is None or record.payload is None:
             return
@@ -423,6 +464,10 @@ class GraphDumper:
         if not self._context.stack:
             return
         graph, phase, prefix = self._context.stack[-1]
+        if phase == "aot" and stage in _BACKWARD_STAGES:
+            # Loaded from the FX graph cache on an AOTAutograd cache hit: forward, then backward.
+            phase = "backward" if stage in self._context.loaded else "aot"
+            self._context.loaded.add(stage)
         if phase == "backward":
             stage = _BACKWARD_STAGES.get(stage, stage)
         elif stage in ("aot_forward", "aot_backward") and prefix + stage in graph.files:
@@ -441,6 +486,35 @@ class GraphDumper:
             self._save(graph)
         except Exception as exc:
             self._warn("could not dump %s of %s: %s" % (stage, graph.name, exc))
+
+    def _cache_result(self, key: str, record: Any) -> None:
+        """What torch's FX graph cache or AOTAutograd cache did for the graph being compiled."""
+        graph = self._graph_of(record.compile_id)
+        if graph is None:
+            return
+        kind, result = _CACHE_ARTIFACTS[key]
+        phase, prefix = "", ""
+        if self._context.stack and self._context.stack[-1][0] is graph:
+            _graph, phase, prefix = self._context.stack[-1]
+        if kind == "fx_graph" and (phase == "backward" or (phase == "aot" and "fx_graph" in self._context.loaded)):
+            kind = "fx_graph_backward"
+        elif kind == "fx_graph" and phase == "aot":
+            self._context.loaded.add("fx_graph")
+        details = torch_text.cache_details(record.payload)
+        graph.caches[prefix + kind] = result
+        if details.reason:
+            graph.cache_reasons[prefix + kind] = details.reason
+        if details.saved_s is not None and result == "hit":
+            graph.cache_saved_s[prefix + kind] = details.saved_s
+        self._save(graph)
+
+    def _graph_of(self, compile_id: Optional[str]) -> Optional[_Graph]:
+        """The graph being compiled on this thread, else the last graph of ``compile_id``."""
+        if self._context.stack:
+            return self._context.stack[-1][0]
+        with self.session.lock:
+            found = [graph for graph in self.graphs.values() if compile_id and graph.compile_id == compile_id]
+        return found[-1] if found else None
 
     # ------------------------------------------------------------------ files
 
@@ -489,16 +563,32 @@ class GraphDumper:
         if code is None or code.co_filename not in self._output_code:
             self._warn("Inductor's output code runs from torch's cache folder, not the dump")
             return True
-        graph, stage, text = self._output_code.pop(code.co_filename)
+        self._swap_output_module(function.__globals__, code.co_filename)
+        return True
+
+    def _run_cached_output_code(self, graph: _Graph) -> None:
+        """After an AOTAutograd cache hit, which calls no compiler: the Inductor modules torch
+        loaded for ``graph`` from the FX graph cache run the code of their dumped copies."""
+        for path, (owner, _stage, _text) in list(self._output_code.items()):
+            if owner is not graph:
+                continue
+            module = torch_internals.output_code_module(path)
+            if module is None:
+                self._warn("Inductor's output code for %s runs from torch's cache folder, not the dump" % graph.name)
+                self._output_code.pop(path)
+            else:
+                self._swap_output_module(vars(module), path)
+
+    def _swap_output_module(self, module_globals: Dict[str, Any], filename: str) -> None:
+        graph, stage, text = self._output_code.pop(filename)
         new_functions = code_tree(compile(text, str(self.session.path_of(graph_file(graph.name, stage))), "exec", dont_inherit=True))
         swapped = 0
-        for qualname, old in module_functions(function.__globals__, code.co_filename):
+        for qualname, old in module_functions(module_globals, filename):
             new = new_functions.get(qualname)
             if new is not None and swap_code(old, new):
                 swapped += 1
         if swapped and stage not in graph.runs:
             graph.runs.append(stage)
-        return True
 
     def _header(self, graph: _Graph, stage: str, inputs: Optional[List[Tuple[str, str, Optional[str]]]]) -> str:
         lines = [
@@ -544,6 +634,40 @@ class GraphDumper:
             pass
 
 
+# --------------------------------------------------------------------------- graphs compiled before
+
+    def adopt(self, torch_name: str, compiled: object, compile_id: Optional[str], code: types.CodeType) -> None:
+        """Dump a graph torch compiled before the dump began, from what its cache entry calls
+        (``compiled``, the global ``torch_name``): Dynamo's graph where the backend kept the
+        GraphModule (eager), Inductor's output code where it made one (it runs from the
+        dumped file from then on). torch keeps no other stage of an earlier compile."""
+        with self.session.lock:
+            name = self.session.graph_name(torch_name)
+            if name in self.graphs:
+                return
+        module, output = torch_internals.compiled_graph_parts(compiled)
+        graph = _Graph(name, torch_name, compile_id, "inductor" if output is not None else "?")
+        graph.source = "%s (%s:%d)" % (code.co_name, code.co_filename, code.co_firstlineno)
+        if module is not None:
+            graph.backend = "eager"
+            graph.module = weakref.ref(module)
+            nodes = list(module.graph.nodes)
+            graph.nodes = len(nodes)
+            graph.ops = sum(1 for node in nodes if node.op in ("call_function", "call_method", "call_module"))
+            self._write_module(graph, "dynamo", module, (), run=False)
+        with self.session.lock:
+            self.graphs[name] = graph
+        if output is not None:
+            function = getattr(output, "__func__", output)
+            path = function.__code__.co_filename
+            with open(path, encoding="utf-8") as source:
+                text = self._header(graph, "inductor", None) + source.read()
+            self._write(graph, "inductor", text)
+            self._output_code[path] = (graph, "inductor", text)
+            self._swap_output_module(function.__globals__, path)
+        self._save(graph)
+
+
 # --------------------------------------------------------------------------- the core's calls
 
 _dumpers: Dict[int, GraphDumper] = {}
@@ -554,6 +678,13 @@ def start(session: Any) -> None:
     dumper = GraphDumper(session)
     dumper.start()
     _dumpers[id(session)] = dumper
+
+
+def adopt(session: Any, torch_name: str, compiled: object, compile_id: Optional[str], code: types.CodeType) -> None:
+    """Dump a graph compiled before the dump of ``session`` began (see GraphDumper.adopt)."""
+    dumper = _dumpers.get(id(session))
+    if dumper is not None:
+        dumper.adopt(torch_name, compiled, compile_id, code)
 
 
 def stop(session: Any) -> None:

@@ -62,6 +62,32 @@ def _recompile(values: Dict[str, Any], left_out: List[str]) -> Recompile:
     return record(Recompile, dict(values, limit=record(Limit, limit, left_out) if limit else None), left_out)
 
 
+def cache_text(graph: Dict[str, Any]) -> str:
+    """What the compile caches did for a graph, in a line: ``aot_autograd hit (saved 1.9 s),
+    fx_graph hit; no files for pre_grad, aot_forward (torch skips them on a hit)``."""
+    values = records.record(Graph, graph, [])
+    return cache_summary(values)
+
+
+def cache_summary(graph: Graph) -> str:
+    """:func:`cache_text` of a Graph record."""
+    parts = []
+    for cache, result in graph.caches.items():
+        text = "%s %s" % (cache, result)
+        if cache in graph.cache_saved_s:
+            text += " (saved %.2g s)" % graph.cache_saved_s[cache]
+        if cache in graph.cache_reasons:
+            text += " (%s)" % graph.cache_reasons[cache]
+        parts.append(text)
+    if not parts:
+        return ""
+    text = ("served from the compile cache: " if graph.served_from_cache() else "compile caches: ") + ", ".join(parts)
+    lacking = graph.lacks()
+    if lacking:
+        text += "; no files for %s (torch skips those stages on a hit)" % ", ".join(lacking)
+    return text
+
+
 def to_json(data: Dict[str, Any]) -> str:
     """index.json's text."""
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
@@ -103,6 +129,9 @@ def to_markdown(data: Dict[str, Any]) -> str:
                 "- `%s` of `%s` entry %s: %s nodes, %s ops %s"
                 % tuple([graph.get(key) for key in ("name", "frame", "entry", "nodes", "ops")] + [files])
             )
+            caches = cache_text(graph)
+            if caches:
+                lines.append("  - " + caches)
         lines.append("")
     if data["graph_breaks"]:
         lines += ["## Graph breaks", ""]
@@ -140,4 +169,6 @@ def _entry_line(entry: Dict[str, Any]) -> str:
         parts.append("continues in %s" % ", ".join("`%s`" % name for name in entry["calls_resume"]))
     if entry.get("recompile_reason"):
         parts.append("recompiled because `%s`" % entry["recompile_reason"])
+    if entry.get("compiled_before_dump"):
+        parts.append("compiled before the dump began (runs torch's copy of the code)")
     return "; ".join(parts)

@@ -63,6 +63,10 @@ class Entry:
     phases_s: Dict[str, float] = field(default_factory=dict)
     #: Compile-cache hits and misses: "inductor_fx_hits", "inductor_fx_misses", ...
     caches: Dict[str, int] = field(default_factory=dict)
+    #: torch made this entry before the dump began: its file is there to read and its guard
+    #: is torch's, but the entry runs torch's copy of the code (breakpoints in the file do
+    #: not stop).
+    compiled_before_dump: bool = False
 
 
 @dataclass
@@ -142,10 +146,31 @@ class Graph:
     pieces: List[Piece] = field(default_factory=list)
     #: Inductor's kernels with the user lines each computes (torch's provenance tracking).
     kernels: List[Kernel] = field(default_factory=list)
+    #: What each compile cache did for it: "aot_autograd", "fx_graph" (the forward or the
+    #: inference graph), "fx_graph_backward" (a piece's with a "piece_<k>." prefix) ->
+    #: "hit", "miss" or "bypass". Empty when no cache was asked (a backend without one,
+    #: caches off).
+    caches: Dict[str, str] = field(default_factory=dict)
+    #: Why a cache missed or was bypassed, where torch says, by the keys of ``caches``.
+    cache_reasons: Dict[str, str] = field(default_factory=dict)
+    #: The compile seconds each hit saved, as torch measured them when it compiled cold.
+    cache_saved_s: Dict[str, float] = field(default_factory=dict)
     #: Id of the frame whose entry calls it.
     frame: Optional[str] = None
     #: Index of that entry.
     entry: Optional[int] = None
+
+    def served_from_cache(self) -> bool:
+        """Whether torch took this graph's compiled code from a compile cache (every cache it
+        asked hit, or AOTAutograd's did)."""
+        results = set(self.caches.values())
+        return self.caches.get("aot_autograd") == "hit" or (bool(results) and results == {"hit"})
+
+    def lacks(self) -> List[str]:
+        """The stages a cache hit left without a file: torch did not run them."""
+        if self.caches.get("aot_autograd") != "hit":
+            return []
+        return [stage for stage in ("pre_grad", "aot_joint", "aot_forward", "aot_backward") if stage not in self.files]
 
     def piece_module(self, piece: str) -> Optional[str]:
         """The split graph's module of a piece ("submod_0"), if known."""
@@ -396,6 +421,7 @@ class _Reader:
             phases_s={str(k): float(v) for k, v in self.get(obj, "phases_s", dict, {}, where).items()
                       if _is_int(v) or isinstance(v, float)},
             caches={str(k): v for k, v in self.get(obj, "caches", dict, {}, where).items() if _is_int(v)},
+            compiled_before_dump=self.get(obj, "compiled_before_dump", bool, False, where),
         )
 
     def arguments(self, obj: Dict[str, Any], where: str) -> Dict[str, Dict[str, str]]:
@@ -424,9 +450,19 @@ class _Reader:
                     for item in self.objects(obj, "pieces", where) if isinstance(item.get("piece"), str)],
             kernels=[self.kernel(item, where) for item in self.objects(obj, "kernels", where)
                      if isinstance(item.get("stage"), str) and isinstance(item.get("kernel"), str)],
+            caches=self.string_map(obj, "caches", where),
+            cache_reasons=self.string_map(obj, "cache_reasons", where),
+            cache_saved_s={key: float(value) for key, value in self.get(obj, "cache_saved_s", dict, {}, where).items()
+                           if isinstance(value, (int, float)) and not isinstance(value, bool)},
             frame=self.get(obj, "frame", str, None, where),
             entry=self.get(obj, "entry", int, None, where),
         )
+
+    def string_map(self, obj: Dict[str, Any], key: str, where: str) -> Dict[str, str]:
+        found = self.get(obj, key, dict, {}, where)
+        if not all(isinstance(value, str) for value in found.values()):
+            raise self.fail(where, key, "an object of strings", found)
+        return dict(found)
 
     def kernel(self, obj: Dict[str, Any], where: str) -> Kernel:
         lines = [(str(place[0]), place[1]) for place in obj.get("lines") or []

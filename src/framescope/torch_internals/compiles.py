@@ -3,6 +3,7 @@ compile ids and the frame being compiled, the structured trace, the backend and 
 compiler calls, Inductor's settings."""
 from __future__ import annotations
 
+import os
 import sys
 import types
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
@@ -97,6 +98,30 @@ def _compiling_argument(name: str) -> Optional[Dict[str, object]]:
             if isinstance(found, dict):
                 return found
         frame = frame.f_back
+    return None
+
+
+def codes_seen() -> List[types.CodeType]:
+    """Every code object torch.compile's frame hook has been given so far and still alive, in
+    the order first seen: torch's own record (``convert_frame.input_codes``) of the frames it
+    compiled or looked at."""
+    require(DUMP)
+    from torch._dynamo import convert_frame
+
+    found = []
+    for ref in list(convert_frame.input_codes.seen):
+        code = ref()
+        if isinstance(code, types.CodeType):
+            found.append(code)
+    return found
+
+
+def module_globals_of(code: types.CodeType) -> Optional[Dict[str, object]]:
+    """The globals of the module that defined ``code`` (an imported module or ``__main__``,
+    found by file name), or None."""
+    for module in list(sys.modules.values()):
+        if getattr(module, "__file__", None) == code.co_filename:
+            return vars(module)
     return None
 
 
@@ -362,6 +387,41 @@ def is_generated_function(fn: object) -> bool:
 def output_code_callable(compiled: object) -> Optional[Callable[..., Any]]:
     """The Python function an Inductor compile result calls (its wrapper module's ``call``)."""
     return getattr(compiled, "current_callable", None)
+
+
+def compiled_graph_parts(compiled: object) -> Tuple[Any, Optional[Callable[..., Any]]]:
+    """(Dynamo's GraphModule, Inductor's output ``call``) behind the global a cache entry calls
+    for a graph, where they are there (Nones otherwise): torch wraps what the backend returned
+    a few levels deep (``__wrapped__``), down to the GraphModule's bound ``forward`` (eager) or
+    to Inductor's compiled graph (``current_callable``)."""
+    import torch
+
+    seen = 0
+    while compiled is not None and seen < 12:
+        seen += 1
+        owner = getattr(compiled, "__self__", None)
+        if isinstance(owner, torch.fx.GraphModule):
+            return owner, None
+        if isinstance(compiled, torch.fx.GraphModule):
+            return compiled, None
+        if type(compiled).__name__ == "CompiledFxGraph":
+            call = getattr(compiled, "current_callable", None)
+            code = getattr(getattr(call, "__func__", call), "__code__", None)
+            return None, call if code is not None and os.path.isfile(code.co_filename) else None
+        compiled = getattr(compiled, "__wrapped__", None) or getattr(compiled, "_torchdynamo_orig_callable", None)
+    return None, None
+
+
+def output_code_module(path: str) -> Optional[types.ModuleType]:
+    """The Python module Inductor loaded from the output code file ``path`` (from its cache
+    folder), or None: torch keeps every output module it loads in ``PyCodeCache.modules``."""
+    require(AOT_GRAPHS)
+    from torch._inductor.codecache import PyCodeCache
+
+    for module in reversed(PyCodeCache.modules):
+        if getattr(module, "__file__", None) == path:
+            return module
+    return None
 
 
 def no_compile_caches() -> Any:

@@ -90,6 +90,9 @@ INTERNALS = (
         "torch._dynamo.convert_frame:register_bytecode_hook", (DUMP, DEPYF_INSTALL, DEPYF_DISPATCH), params=("hook",)
     ),
     Internal("torch._dynamo.convert_frame:_compile", (DUMP, DEPYF_DISPATCH), params=("globals", "locals")),
+    # The code objects torch.compile's frame hook was given: where a dump finds the entries
+    # compiled before it began.
+    Internal("torch._dynamo.convert_frame:input_codes", (DUMP,), attrs=("seen",)),
     # The logger of TORCH_LOGS="+bytecode", where depyf's install() logs decompiled source.
     Internal("torch._logging:getArtifactLogger", (DEPYF_INSTALL,), params=("module_qname", "artifact_name")),
     Internal(
@@ -112,6 +115,8 @@ INTERNALS = (
         params=("mod", "args", "fw_compiler", "bw_compiler", "inference_compiler"),
     ),
     Internal("torch._inductor.config:fx_graph_cache", (AOT_GRAPHS,)),
+    # The output modules Inductor loaded: found by file after an AOTAutograd cache hit.
+    Internal("torch._inductor.codecache:PyCodeCache", (AOT_GRAPHS,), attrs=("modules",)),
     Internal("torch._inductor.config:fx_graph_remote_cache", (AOT_GRAPHS,)),
     Internal("torch._functorch.config:enable_autograd_cache", (AOT_GRAPHS,)),
     Internal("torch._functorch.config:enable_remote_autograd_cache", (AOT_GRAPHS,)),
