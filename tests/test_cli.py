@@ -151,7 +151,7 @@ def test_every_command_has_help_with_exit_codes():
         assert result.returncode == 0, result.stderr
         assert "exit codes:" in result.stdout and "2  bad usage or input" in result.stdout
     help_text = run("run", "--help").stdout
-    assert "framescope run [--out DIR] [--no-report] [--debug] (script.py | -m module) [args ...]" in help_text
+    assert "framescope run [--out DIR] [--no-report] [--debug] [--cold] (script.py | -m module) [args ...]" in help_text
     assert "--debug" in help_text.split("options:" if "options:" in help_text else "optional arguments:")[1]
     assert "framescope.debug()" in " ".join(help_text.split())
 

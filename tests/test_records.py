@@ -16,7 +16,7 @@ INDEX = {
             "graphs": ["__compiled_fn_1"], "calls_resume": [], "compile_time_s": 0.5,
             "recompile_reason": None, "bytecode_files": [], "op_count": 2,
             "arguments": {"n": {"type": "int", "value": "1"}}, "phases_s": {"dynamo": 0.25},
-            "caches": {"inductor_fx_misses": 1}}]}],
+            "caches": {"inductor_fx_misses": 1}, "compiled_before_dump": True, "calls": 3}]}],
     "graphs": [{
         "name": "__compiled_fn_1", "torch_name": "__compiled_fn_7", "compile_id": "0/0",
         "backend": "inductor", "nodes": 4, "ops": 2, "inputs": ["f32[4]"],
@@ -24,7 +24,8 @@ INDEX = {
         "pieces": [{"piece": "piece_1", "module": "submod_0"}],
         "kernels": [{"stage": "inductor", "kernel": "cpp_fused_sin_0", "lines": [["/p/prog.py", 5]],
                      "pre_grad_nodes": ["y", "sin"], "post_grad_nodes": ["add", "sin"]}],
-        "frame": "f", "entry": 0}],
+        "caches": {"aot_autograd": "hit", "fx_graph": "hit"}, "cache_reasons": {},
+        "cache_saved_s": {"aot_autograd": 1.5}, "frame": "f", "entry": 0}],
     "graph_breaks": [{
         "frame": "f", "entry": 0, "compile_id": "0/0", "reason": "print", "gb_code": "GB0059", "docs": None,
         "hints": ["avoid print"], "filename": "/p/prog.py", "lineno": 6, "source_line": "print(x)",
@@ -34,6 +35,7 @@ INDEX = {
         "lineno": 3, "source_line": "def f(x, n):", "limit": {"name": "recompile_limit", "value": 8},
         "arguments": {}}],
     "warnings": ["one"],
+    "calls_missed": 2,
 }
 
 
@@ -43,6 +45,8 @@ def test_every_field_read_is_written_back_the_same():
     assert dump.recompiles[0].limit == records.Limit("recompile_limit", 8)
     assert dump.graphs[0].kernels[0].lines == [("/p/prog.py", 5)]
     assert dump.graphs[0].kernels[0].post_grad_nodes == ["add", "sin"]
+    assert dump.graphs[0].served_from_cache() and dump.graphs[0].lacks() == ["pre_grad", "aot_forward"]
+    assert dump.frames[0].entries[0].calls == 3 and dump.calls_missed == 2
     assert json.loads(json.dumps(records.to_data(dump))) == INDEX
 
 

@@ -62,7 +62,7 @@ def command(argv: Optional[List[str]] = None) -> int:
     decompile.add_argument("--indent", type=int, default=4, help="spaces per indentation level (default 4)")
     run = commands.add_parser(
         "run", help="run a program inside framescope.dump and sum up what torch.compile did",
-        usage="framescope run [--out DIR] [--no-report] [--debug] (script.py | -m module) [args ...]",
+        usage="framescope run [--out DIR] [--no-report] [--debug] [--cold] (script.py | -m module) [args ...]",
         description="Run a script (like python script.py args) or a module (like python -m module args) "
                     "inside framescope.dump(DIR), then print a summary: compiled frames, cache entries, each "
                     "recompile with the failed guard and the user's line, each graph break with its reason "
@@ -71,7 +71,8 @@ def command(argv: Optional[List[str]] = None) -> int:
                     "is the program's, except a final --out DIR when no --out came before the script "
                     "(framescope run script.py args --out DIR). The HTML report is written to DIR/report. "
                     "With --debug the program also runs inside framescope.debug(), for a debugger that "
-                    "starts framescope itself (python -m pdb -m framescope run --debug script.py).",
+                    "starts framescope itself (python -m pdb -m framescope run --debug script.py). "
+                    "torch.compile's compile caches stay as the program has them; --cold turns them off.",
         epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     run.add_argument("--out", default=None, metavar="DIR",
                      help="dump folder (default framescope_dump)")
@@ -79,6 +80,9 @@ def command(argv: Optional[List[str]] = None) -> int:
     run.add_argument("--debug", action="store_true",
                      help="run inside framescope.debug() too, for a debugger (pdb, VS Code) that runs "
                           "framescope: stepping into graph code, breakpoints in files the dump writes later")
+    run.add_argument("--cold", action="store_true",
+                     help="turn torch.compile's FX graph and AOTAutograd caches off: every graph is compiled "
+                          "cold and each of its stages gets a file")
     run.add_argument("-m", dest="module", action="store_true", help="run a module, like python -m")
     run.add_argument("program", nargs=argparse.REMAINDER, help="the script (or module) and its arguments")
     report = commands.add_parser(
@@ -104,7 +108,7 @@ def command(argv: Optional[List[str]] = None) -> int:
         return decompile_command(args.target, args.indent)
     if args.command == "run":
         program, out = trailing_out(args.program, args.out)
-        return run_command(program, args.module, out, args.report, args.debug)
+        return run_command(program, args.module, out, args.report, args.debug, args.cold)
     if args.command == "report":
         return report_command(args.dump, args.out)
     if args.command == "explain":
@@ -313,13 +317,14 @@ def find_python(version: str) -> Optional[str]:
     return None
 
 
-def run_command(program: List[str], module: bool, out: str, report: bool, debug: bool = False) -> int:
+def run_command(program: List[str], module: bool, out: str, report: bool, debug: bool = False,
+                cold: bool = False) -> int:
     from framescope.report.run import check_program, run_program
 
     problem = check_program(program, module)
     if problem:
         return error(problem)
-    return run_program(program, module, out, report, debug)
+    return run_program(program, module, out, report, debug, caches=not cold)
 
 
 def report_command(folder: str, out: Optional[str]) -> int:

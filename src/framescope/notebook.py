@@ -148,6 +148,9 @@ def _frame_pages(dump: Any, report: Optional[str]) -> dict:
 
 
 def _frames(dump: Any, pages: dict) -> str:
+    from framescope.dump.index import cache_summary
+    from framescope.report.summary import entry_use
+
     if not dump.frames:
         return "<p>No frame was compiled.</p>"
     rows = []
@@ -158,10 +161,14 @@ def _frames(dump: Any, pages: dict) -> str:
         for entry in frame.entries:
             how = ("decompiled" if entry.decompiled
                    else '<span class="fallback">Dynamo\'s code: %s</span>' % esc(entry.fallback_reason))
-            rows.append("<tr><td>%s</td><td>%d</td><td>%s</td><td><code>%s</code></td><td>%s</td></tr>" % (
-                name, entry.index, esc(entry.compile_id or ""), esc(entry.file or ""), how))
+            rows.append("<tr><td>%s</td><td>%d</td><td>%s</td><td><code>%s</code></td><td>%s</td><td>%s</td></tr>" % (
+                name, entry.index, esc(entry.compile_id or ""), esc(entry.file or ""), how, esc(entry_use(entry))))
     table = ("<h4>Frames and cache entries</h4><table><tr><th>frame</th><th>entry</th><th>compile</th>"
-             "<th>file</th><th></th></tr>%s</table>" % "".join(rows))
+             "<th>file</th><th></th><th>use</th></tr>%s</table>" % "".join(rows))
+    cached = [(graph.name, cache_summary(graph)) for graph in dump.graphs if graph.caches]
+    if cached:
+        table += "<h4>Compile caches</h4><ul>%s</ul>" % "".join(
+            "<li><code>%s</code>: %s</li>" % (esc(name), esc(text)) for name, text in cached)
     return table + "".join(_transformed(dump, frame, entry) for frame in dump.frames for entry in frame.entries)
 
 

@@ -328,3 +328,8 @@ def test_entries_compiled_before_the_dump_are_dumped(tmp_path):
     inductor = graphs[g_entries[0]["graphs"][0]]
     assert inductor["files"]["inductor"] in result["ran"]
     assert "compiled before the dump began" in (tmp_path / "dump" / "index.md").read_text()
+    # Calls served per entry (counted on CPython 3.12+), and the one call that missed
+    # every entry of f and compiled its third.
+    calls = [e["calls"] for e in f_entries + g_entries]
+    assert calls == ([1, 0, 1, 5] if sys.version_info >= (3, 12) else [None] * 4)
+    assert index["calls_missed"] == 1

@@ -14,10 +14,10 @@ from __future__ import annotations
 import importlib
 import marshal
 import types
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Set, Tuple
 
 from framescope import debugging, torch_internals, torch_text
-from framescope.dump import fullcode, naming, transformed
+from framescope.dump import calls, fullcode, naming, transformed
 from framescope.dump.folder import NotWritten
 from framescope.dump.session import DumpSession, FrameState
 
@@ -40,6 +40,8 @@ class Capture:
         self.resume_callers: Dict[int, Tuple[types.CodeType, List[Tuple[FrameState, Dict[str, Any]]]]] = {}
         #: The optional parts started (modules with start/stop).
         self.parts: List[Any] = []
+        #: Counts the calls each entry serves and the calls that miss every entry.
+        self.counter = calls.CallCounter()
 
     # ------------------------------------------------------------------ torch's hooks
 
@@ -83,13 +85,31 @@ class Capture:
         torch's frame hook has seen that holds cache entries (torch's own list of them), its
         entries in compile order. Their files are there to read and their guards are torch's;
         they keep running torch's code (a cache entry's code cannot be replaced)."""
+        reachable: Dict[int, Set[int]] = {}
+        resumes = []
         for code in torch_internals.codes_seen():
-            entries = [raw for raw in torch_internals.raw_entries(code, torch_internals.DUMP) if raw.payload is None]
-            if not entries or self.session.frame_id(code) is not None:
+            if torch_text.resume_line(code.co_name) is not None:
+                resumes.append(code)  # adopted below, when an entry adopted calls it
                 continue
             module_globals = torch_internals.module_globals_of(code)
-            for raw in sorted(entries, key=lambda raw: torch_text.compile_order(raw.compile_id)):
-                self.record_entry(code, raw.code, raw.compile_id, module_globals, before=True)
+            # A function that is gone (a module run before, a function redefined) stays out.
+            if module_globals is not None and _can_run(code, module_globals, reachable):
+                self.adopt_frame(code, module_globals)
+        adopted = True
+        while adopted:  # a resume function's entries may call resume functions in turn
+            adopted = False
+            for code in resumes:
+                if id(code) in self.resume_callers and self.session.frame_id(code) is None:
+                    adopted = self.adopt_frame(code, torch_internals.module_globals_of(code)) or adopted
+
+    def adopt_frame(self, code: types.CodeType, module_globals: Optional[Dict[str, object]]) -> bool:
+        """Dump the entries torch holds for ``code``, in compile order; return whether it had any."""
+        entries = [raw for raw in torch_internals.raw_entries(code, torch_internals.DUMP) if raw.payload is None]
+        if not entries or self.session.frame_id(code) is not None:
+            return False
+        for raw in sorted(entries, key=lambda raw: torch_text.compile_order(raw.compile_id)):
+            self.record_entry(code, raw.code, raw.compile_id, module_globals, before=True)
+        return True
 
     def adopt_graphs(self, new_code: types.CodeType, module_globals: Dict[str, object],
                      compile_id: Optional[str], code: types.CodeType) -> None:
@@ -152,6 +172,7 @@ class Capture:
         if before and module_globals is not None:
             self.adopt_graphs(new_code, module_globals, compile_id, code)
         runs = new_code if result.code is None or before else result.code
+        self.counter.watch(runs)
         state.entry_codes.append(runs)
         state.entry_sources.append(result.source)
         self.pending.append((state, entry, runs))
@@ -247,14 +268,56 @@ class Capture:
                 "could not write %s: %s: %s" % (state.record["full_code"], type(exc).__name__, exc)
             )
 
+    def count_calls(self) -> None:
+        """Put the calls counted so far into the entries' records and the session's."""
+        counter = self.counter
+        with self.session.lock:
+            for state in self.session.states.values():
+                for entry, code in zip(state.record["entries"], state.entry_codes):
+                    entry["calls"] = counter.calls(code)
+            self.session.calls_missed = counter.missed
+
     def save(self, final: bool = False) -> None:
         """Write the index; a failure is a warning."""
         try:
+            self.count_calls()
             self.session.save(final)
         except NotWritten as exc:
             self.session.warn(str(exc))
         except Exception as exc:
             self.session.warn("could not write index.json: %s: %s" % (type(exc).__name__, exc))
+
+
+def _can_run(code: types.CodeType, module_globals: Dict[str, object], reachable: Dict[int, Set[int]]) -> bool:
+    """Whether a function of ``code`` can still be called: ``code`` is the code of a function
+    (or a function nested in one, a method, a compiled function's original, a resume
+    function) that the module's globals hold. ``reachable`` caches each module's codes."""
+    key = id(module_globals)
+    if key not in reachable:
+        reachable[key] = _codes_of(module_globals)
+    return id(code) in reachable[key]
+
+
+def _codes_of(module_globals: Dict[str, object]) -> Set[int]:
+    found: Set[int] = set()
+    pending: List[types.CodeType] = []
+    for name, value in list(module_globals.items()):
+        if torch_text.is_resume_global(name):
+            continue  # torch keeps these after their function is gone; reached through callers
+        objects = [value] + torch_internals.compiled_inner(value)
+        if isinstance(value, type):
+            objects += list(vars(value).values())
+        for obj in objects:
+            obj = getattr(obj, "__func__", obj)
+            code = getattr(obj, "__code__", None)
+            if isinstance(code, types.CodeType):
+                pending.append(code)
+    while pending:
+        code = pending.pop()
+        if id(code) not in found:
+            found.add(id(code))
+            pending.extend(const for const in code.co_consts if isinstance(const, types.CodeType))
+    return found
 
 
 def write_bytecode(
@@ -317,6 +380,8 @@ def start(session: DumpSession) -> Capture:
     capture = Capture(session)
     capture.handles.append(torch_internals.register_bytecode_hook(capture.on_bytecode))
     try:
+        capture.counter.start()
+        capture.handles.append(torch_internals.Removable(capture.counter.stop))
         capture.handles.append(torch_internals.on_compile_start(capture.on_start))
         for module_name in _PARTS:
             try:
@@ -347,6 +412,7 @@ def stop(capture: Capture, session: DumpSession) -> None:
         except Exception as exc:  # leaving the block must not fail because of framescope
             session.warn("could not remove a hook from torch: %s: %s" % (type(exc).__name__, exc))
     capture.handles = []
+    # The counter stopped with the handles: the last counts go into the final index.
     for module in reversed(capture.parts):
         end = getattr(module, "stop", None)
         if end is not None:

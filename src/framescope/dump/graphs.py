@@ -647,6 +647,7 @@ class GraphDumper:
                 return
         module, output = torch_internals.compiled_graph_parts(compiled)
         graph = _Graph(name, torch_name, compile_id, "inductor" if output is not None else "?")
+        graph.nodes = graph.ops = None  # type: ignore[assignment]  # no graph module: unknown
         graph.source = "%s (%s:%d)" % (code.co_name, code.co_filename, code.co_firstlineno)
         if module is not None:
             graph.backend = "eager"

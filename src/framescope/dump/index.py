@@ -30,6 +30,7 @@ def build(session: "DumpSession") -> Dict[str, Any]:
         graph_breaks=[_graph_break(session.resolve(item), left_out) for item in session.graph_breaks],
         recompiles=[_recompile(session.resolve(item), left_out) for item in session.recompiles],
         warnings=list(session.warnings),
+        calls_missed=session.calls_missed,
     )
     if left_out:
         session.warn("index.json leaves out what its format does not declare: %s"
@@ -81,7 +82,10 @@ def cache_summary(graph: Graph) -> str:
         parts.append(text)
     if not parts:
         return ""
-    text = ("served from the compile cache: " if graph.served_from_cache() else "compile caches: ") + ", ".join(parts)
+    hits = [result == "hit" for result in graph.caches.values()]
+    how = ("served from the compile cache" if graph.served_from_cache() else
+           "partly from the compile cache" if any(hits) else "compiled cold")
+    text = how + ": " + ", ".join(parts)
     lacking = graph.lacks()
     if lacking:
         text += "; no files for %s (torch skips those stages on a hit)" % ", ".join(lacking)
@@ -100,6 +104,10 @@ def to_markdown(data: Dict[str, Any]) -> str:
         "",
         "torch %s, Python %s, `%s`" % (data["torch"], data["python"], " ".join(data["argv"])),
         "",
+    ]
+    if data.get("calls_missed") is not None:
+        lines += ["Calls that missed every cache entry of their frame: %d." % data["calls_missed"], ""]
+    lines += [
         "## Frames",
         "",
     ]
@@ -125,9 +133,10 @@ def to_markdown(data: Dict[str, Any]) -> str:
             files = ", ".join(
                 "[%s](%s)" % (stage, name) for stage, name in sorted((graph.get("files") or {}).items())
             )
+            size = "" if graph.get("nodes") is None else " %s nodes, %s ops" % (graph["nodes"], graph.get("ops"))
             lines.append(
-                "- `%s` of `%s` entry %s: %s nodes, %s ops %s"
-                % tuple([graph.get(key) for key in ("name", "frame", "entry", "nodes", "ops")] + [files])
+                "- `%s` of `%s` entry %s:%s %s"
+                % tuple([graph.get(key) for key in ("name", "frame", "entry")] + [size, files])
             )
             caches = cache_text(graph)
             if caches:
@@ -169,6 +178,9 @@ def _entry_line(entry: Dict[str, Any]) -> str:
         parts.append("continues in %s" % ", ".join("`%s`" % name for name in entry["calls_resume"]))
     if entry.get("recompile_reason"):
         parts.append("recompiled because `%s`" % entry["recompile_reason"])
+    if entry.get("calls") is not None:
+        parts.append("served %d call%s" % (entry["calls"], "" if entry["calls"] == 1 else "s")
+                     + (" (never used after compiling)" if entry["calls"] == 0 else ""))
     if entry.get("compiled_before_dump"):
         parts.append("compiled before the dump began (runs torch's copy of the code)")
     return "; ".join(parts)

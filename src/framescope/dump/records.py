@@ -67,6 +67,9 @@ class Entry:
     #: is torch's, but the entry runs torch's copy of the code (breakpoints in the file do
     #: not stop).
     compiled_before_dump: bool = False
+    #: Calls this entry served while the dump was on (its guard passed); None where the
+    #: interpreter cannot count them (CPython before 3.12).
+    calls: Optional[int] = None
 
 
 @dataclass
@@ -170,7 +173,9 @@ class Graph:
         """The stages a cache hit left without a file: torch did not run them."""
         if self.caches.get("aot_autograd") != "hit":
             return []
-        return [stage for stage in ("pre_grad", "aot_joint", "aot_forward", "aot_backward") if stage not in self.files]
+        training = "fx_graph_backward" in self.caches or any("backward" in stage for stage in self.files)
+        stages = ("pre_grad", "aot_joint", "aot_forward", "aot_backward") if training else ("pre_grad", "aot_forward")
+        return [stage for stage in stages if stage not in self.files]
 
     def piece_module(self, piece: str) -> Optional[str]:
         """The split graph's module of a piece ("submod_0"), if known."""
@@ -261,6 +266,10 @@ class Dump:
     recompiles: List[Recompile] = field(default_factory=list)
     #: What the dump could not do, e.g. an entry that could not be decompiled.
     warnings: List[str] = field(default_factory=list)
+    #: Calls, while the dump was on, that missed every cache entry of their frame (each
+    #: then compiled a new entry, or ran uncompiled past the recompile limit); None where
+    #: torch gives no way to count them.
+    calls_missed: Optional[int] = None
 
     def fallbacks(self) -> List[str]:
         """``"qualname entry N: reason"`` for each cache entry that runs Dynamo's bytecode."""
@@ -333,6 +342,7 @@ def from_data(data: Any, path: str, index: str) -> Dump:
         recompiles=[reader.recompile(item, "recompiles[%d]" % i)
                     for i, item in enumerate(reader.objects(data, "recompiles"))],
         warnings=reader.strings(data, "warnings"),
+        calls_missed=reader.get(data, "calls_missed", int, None),
     )
 
 
@@ -422,6 +432,7 @@ class _Reader:
                       if _is_int(v) or isinstance(v, float)},
             caches={str(k): v for k, v in self.get(obj, "caches", dict, {}, where).items() if _is_int(v)},
             compiled_before_dump=self.get(obj, "compiled_before_dump", bool, False, where),
+            calls=self.get(obj, "calls", int, None, where),
         )
 
     def arguments(self, obj: Dict[str, Any], where: str) -> Dict[str, Dict[str, str]]:

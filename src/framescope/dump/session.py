@@ -89,6 +89,8 @@ class DumpSession:
         self.recompiles: List[Dict[str, Any]] = []
         #: index.json ``warnings``.
         self.warnings: List[str] = []
+        #: index.json ``calls_missed``: calls that missed every cache entry of their frame.
+        self.calls_missed: Optional[int] = None
         #: sys.argv when the session started.
         self.argv: List[str] = list(sys.argv)
         #: id(original code) -> its FrameState. The code objects are kept alive by the

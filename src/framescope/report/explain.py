@@ -15,6 +15,7 @@ from typing import Any, Dict, List, NamedTuple, Optional
 from framescope.dump.records import Dump, GraphBreak, Recompile
 from framescope.report.readable import guard_summary, skipped_frame, where
 from framescope.torch_text import break_summary, resumed_name
+from framescope.dump.index import cache_summary
 from framescope.report.summary import (
     argument_changes, breaks_lines, compile_time, distinct_breaks, recompiles_lines, user_line,
 )
@@ -136,10 +137,27 @@ def format_explain(dump: Dump) -> str:
         out += ["", "worth fixing, most first:"]
         for number, finding in enumerate(found, 1):
             out += finding_lines(number, finding)
-    out += recompiles_lines(dump) + breaks_lines(dump)
+    out += recompiles_lines(dump) + breaks_lines(dump) + caches_lines(dump)
     return "\n".join(out)
 
 
+def caches_lines(dump: Dump) -> List[str]:
+    """The compile caches: each graph served from a cache or compiled cold, with torch's
+    reason for a miss or a bypass."""
+    cached = [graph for graph in dump.graphs if graph.caches]
+    if not cached:
+        return []
+    out = ["", "compile caches:"]
+    for graph in cached:
+        frame = dump.frame(graph.frame)
+        out.append("  %s (%s): %s" % (graph.name, frame.qualname if frame else "?", cache_summary(graph)))
+    return out
+
+
 def explain_record(dump: Dump) -> Dict[str, Any]:
-    """``framescope explain --json``: the findings, ranked, as plain data."""
-    return {"dump": dump.path, "findings": [finding.record() for finding in findings(dump)]}
+    """``framescope explain --json``: the findings, ranked, as plain data, and what the
+    compile caches did per graph."""
+    return {"dump": dump.path, "findings": [finding.record() for finding in findings(dump)],
+            "caches": [{"graph": graph.name, "frame": graph.frame, "caches": dict(graph.caches),
+                        "reasons": dict(graph.cache_reasons), "saved_s": dict(graph.cache_saved_s)}
+                       for graph in dump.graphs if graph.caches]}

@@ -9,13 +9,15 @@ from urllib.parse import quote
 from framescope.report.highlight import style_css
 from framescope.report.html import (CSS, INDEX, Site, code_block, definition_list, esc, page, same_file,
                                     safe_name)
+from framescope.dump.index import cache_summary
 from framescope.dump.records import Dump, Frame, Graph, GraphBreak, Kernel
 from framescope.report.readable import skipped_frame, where
 from framescope import torch_text
 from framescope.torch_text import break_summary, failed_guards, resumed_name
 from framescope.dump.naming import split_stage
 from framescope.report.chart import phase_totals, phases_chart
-from framescope.report.summary import argument_changes, compile_time, distinct_breaks, plural, seconds, user_line
+from framescope.report.summary import (argument_changes, compile_time, distinct_breaks, entry_use, plural, seconds,
+                                       user_line)
 
 STAGE_TITLES = {
     "dynamo": "Dynamo FX graph",
@@ -398,6 +400,7 @@ def entry_section(site: Site, frame: Frame, entry) -> str:
         ("compile time", esc(seconds(entry.compile_time_s)) if entry.compile_time_s is not None else ""),
         ("graphs", ", ".join(site.graph_link(name) for name in entry.graphs)),
         ("calls", ", ".join(site.frame_link(name) for name in entry.calls_resume)),
+        ("used", esc(entry_use(entry))),
     ]))
     if entry.recompile_reason:
         recompile = next((r for r in site.dump.recompiles if r.frame == frame.id and r.entry == entry.index), None)
@@ -429,6 +432,7 @@ def graph_page(site: Site, graph: Graph) -> str:
         ("inputs", esc(", ".join(graph.inputs))),
         ("stages", ", ".join('<a href="#stage-%s">%s</a>' % (safe_name(stage), esc(stage)) for stage in graph.files)),
         ("kernels", kernel_links(site, graph)),
+        ("compile caches", esc(cache_summary(graph))),
     ])
     body = ["<h1>%s</h1>" % esc(graph.name), meta, kernels_section(site, graph)]
     for stage, name in graph.files.items():

@@ -59,9 +59,11 @@ def check_program(program: List[str], module: bool) -> Optional[str]:
     return None
 
 
-def run_program(program: List[str], module: bool, out: str, report: bool = True, debug: bool = False) -> int:
-    """Run the checked program inside a dump (and inside ``framescope.debug()`` if ``debug``);
-    print the summary; return its exit status."""
+def run_program(program: List[str], module: bool, out: str, report: bool = True, debug: bool = False,
+                caches: bool = True) -> int:
+    """Run the checked program inside a dump (and inside ``framescope.debug()`` if ``debug``;
+    with torch.compile's compile caches off unless ``caches``); print the summary; return its
+    exit status."""
     import framescope.dump
 
     stderr = sys.stderr
@@ -69,7 +71,7 @@ def run_program(program: List[str], module: bool, out: str, report: bool = True,
     # sys.argv is the program's from the start: the dump records it.
     with as_main(program, module):
         try:
-            dumping = framescope.dump(out, on_event=progress)
+            dumping = framescope.dump(out, on_event=progress, caches=caches)
             session = dumping.__enter__()
         except UnsupportedTorchError as err:
             # The user asked to run the program: it runs, as plain ``python`` would run it.

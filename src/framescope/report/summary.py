@@ -4,7 +4,8 @@ from __future__ import annotations
 from typing import Dict, List, NamedTuple, Optional, Tuple
 
 from framescope.report.chart import phase_totals
-from framescope.dump.records import Dump, Frame, GraphBreak, Recompile
+from framescope.dump.index import cache_summary
+from framescope.dump.records import Dump, Entry, Frame, GraphBreak, Recompile
 from framescope.report.readable import guard_summary, guarded_names, recompile_advice, skipped_frame, where
 from framescope.report.source import source_line
 from framescope.torch_text import break_summary, resumed_name
@@ -121,10 +122,39 @@ def format_summary(dump: Dump, report: Optional[str] = None) -> str:
 def totals_line(dump: Dump) -> str:
     entries = sum(len(frame.entries) for frame in dump.frames)
     total = sum(t for t in (compile_time(frame) for frame in dump.frames) if t is not None)
-    return "framescope: %s, %s, %s, %s, %s; %.2f s compiling" % (
+    line = "framescope: %s, %s, %s, %s, %s; %.2f s compiling" % (
         plural(len(dump.frames), "compiled frame"), plural(entries, "cache entry", "cache entries"),
         plural(len(dump.recompiles), "recompile"), plural(len(distinct_breaks(dump.graph_breaks)), "graph break"),
         plural(len(dump.graphs), "graph"), total)
+    return line + "".join("; " + part for part in extra_totals(dump))
+
+
+def extra_totals(dump: Dump) -> List[str]:
+    """What the totals line adds where there is something to say: entries compiled before
+    the dump, graphs served from the compile caches, calls that missed every entry."""
+    parts = []
+    before = sum(1 for frame in dump.frames for entry in frame.entries if entry.compiled_before_dump)
+    if before:
+        parts.append("%s compiled before the dump began" % plural(before, "entry", "entries"))
+    cached = [graph for graph in dump.graphs if graph.served_from_cache()]
+    if cached:
+        saved = sum(sum(graph.cache_saved_s.values()) for graph in cached)
+        parts.append("%s served from the compile cache%s" % (
+            plural(len(cached), "graph"), " (%.2f s of compiling saved)" % saved if saved else ""))
+    if dump.calls_missed:
+        parts.append("%s missed every cache entry" % plural(dump.calls_missed, "call"))
+    return parts
+
+
+def entry_use(entry: Entry) -> str:
+    """How an entry was used while the dump was on: ``12 calls``, ``never used after
+    compiling``, ``compiled before the dump began``; "" when nothing is known."""
+    parts = []
+    if entry.calls is not None:
+        parts.append("never used after compiling" if entry.calls == 0 else plural(entry.calls, "call"))
+    if entry.compiled_before_dump:
+        parts.append("compiled before the dump began")
+    return ", ".join(parts)
 
 
 def frames_lines(dump: Dump) -> List[str]:
@@ -147,6 +177,9 @@ def frames_lines(dump: Dump) -> List[str]:
         phases = phases_text(frame)
         if phases:
             out.append("      " + phases)
+        uses = ["entry %d: %s" % (entry.index, entry_use(entry)) for entry in frame.entries if entry_use(entry)]
+        if uses:
+            out.append("      " + "; ".join(uses))
     return out
 
 
@@ -220,4 +253,7 @@ def graphs_lines(dump: Dump) -> List[str]:
             width, graph.name, owner,
             graph.backend or "-", size or "size unknown",
             "  inputs " + ", ".join(graph.inputs) if graph.inputs else ""))
+        caches = cache_summary(graph)
+        if caches:
+            out.append("  %-*s  %s" % (width, "", caches))
     return out

@@ -117,12 +117,14 @@ def codes_seen() -> List[types.CodeType]:
 
 
 def module_globals_of(code: types.CodeType) -> Optional[Dict[str, object]]:
-    """The globals of the module that defined ``code`` (an imported module or ``__main__``,
-    found by file name), or None."""
+    """The globals of the module that defined ``code``: an imported module or ``__main__``,
+    found by file name, else ``__main__``'s (a notebook's cells each have a file of their
+    own and share its globals); None when there is no ``__main__``."""
     for module in list(sys.modules.values()):
         if getattr(module, "__file__", None) == code.co_filename:
             return vars(module)
-    return None
+    main = sys.modules.get("__main__")
+    return None if main is None else vars(main)
 
 
 def dynamo_limit(name: str) -> Optional[int]:

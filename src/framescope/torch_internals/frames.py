@@ -330,6 +330,34 @@ def _set_strategy(code: types.CodeType, current: str, callees: str) -> None:
     _eval_frame().set_code_exec_strategy(code, strategy)
 
 
+def on_guards_checked(callback: Callable[[bool], None]) -> Any:
+    """Call ``callback(hit)`` each time torch has checked the guards of a frame that has cache
+    entries: ``hit`` is whether one passed. A hook installed before (torch's guard
+    collectives) keeps working: it is called first and its verdict stands. Returns a
+    Removable, or None where this torch has no such hook."""
+    from framescope.torch_internals.compiles import Removable
+    from framescope.torch_internals.probes import GUARD_HOOK, missing
+
+    if missing(GUARD_HOOK):
+        return None
+    c = _eval_frame()
+    previous: List[Any] = [None]
+
+    def guard_complete(hit: bool) -> bool:
+        if previous[0] is not None:
+            hit = previous[0](hit)
+        callback(hit)
+        return hit
+
+    keep_out_of_dynamo(guard_complete)
+    previous[0] = c.set_guard_complete_hook(guard_complete)
+
+    def remove() -> None:
+        c.set_guard_complete_hook(previous[0])
+
+    return Removable(remove)
+
+
 def mark_skip_all(code: types.CodeType) -> None:
     """Make frames of ``code``, and every frame they call, run without torch.compile's hook."""
     require(DEBUG)

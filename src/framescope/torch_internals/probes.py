@@ -30,6 +30,7 @@ GRAPHS = "framescope.dump (graph files)"
 AOT_GRAPHS = "framescope.dump (AOTAutograd and Inductor graph files)"
 TRACE = "framescope.dump (graph breaks and recompile reasons)"
 DEBUG = "framescope.debug"
+GUARD_HOOK = "framescope.dump (calls that missed every cache entry)"
 PROVENANCE = "framescope.dump (the user lines of Inductor's kernels)"
 DEPYF_INSTALL = "framescope.depyf.install"
 DEPYF_DISPATCH = "framescope.depyf.optimization.TorchCompileWrapperWithCustomDispatcher"
@@ -66,6 +67,8 @@ INTERNALS = (
     Internal(_EVAL_FRAME + "get_eval_frame_callback", (EVALFRAME,)),
     Internal(_EVAL_FRAME + "set_code_exec_strategy", _SKIPPING),
     Internal(_EVAL_FRAME + "reset_code", (EVALFRAME,)),
+    # Called after each guard check of a frame with entries, with whether one passed.
+    Internal(_EVAL_FRAME + "set_guard_complete_hook", (GUARD_HOOK,)),
     Internal(_EVAL_FRAME + "_debug_get_cache_entry_list", (EVALFRAME, DUMP, DEPYF_DISPATCH)),
     Internal(
         _EVAL_FRAME + "_CacheEntry",
