@@ -818,10 +818,39 @@ def test_guard_helpers_evaluate():
     assert namespace["___check_type_id"](3, id(int)) and not namespace["___check_type_id"]("3", id(int))
     assert namespace["___check_obj_id"](marker, id(marker))
     assert namespace["___dict_contains"]("a", {"a": 1})
+    with pytest.raises(LookupError):  # a check only torch can make never passes here
+        namespace["___torch_guard"]("check_tensor(L['x'], ...)")
     parts = ["L['n'] == 1", "___check_type_id(L['n'], %d)" % id(int)]
     expr = " and ".join(c.expr for c in guards.render(parts))
     assert eval(expr, dict(namespace, L={"n": 1}, G={})) is True
     assert eval(expr, dict(namespace, L={"n": 2}, G={})) is False
+
+
+def test_guard_leaves_become_python_or_torchs_own_check():
+    from framescope.torch_internals.guard_tree import GuardLeaf
+
+    leaves = [
+        GuardLeaf((0,), "GLOBAL_STATE", None, None, ("___check_global_state() against {}",)),
+        GuardLeaf((1, 0), "EQUALS_MATCH", "L['n']", "int", ("L['n'] == 1",)),
+        GuardLeaf((1, 1), "TENSOR_MATCH", "L['x']", "torch.Tensor", ("check_tensor(L['x'], Tensor)",)),
+        GuardLeaf((2, 0), "ID_MATCH", "G['torch']", "module", ("___check_obj_id(G['torch'], 7), type=<class 'module'>",)),
+        GuardLeaf((3, 0), "TYPE_MATCH", "___odict_getitem(L['d'], 'k')[0]", None, ("x",)),
+        GuardLeaf((3, 1), "TENSOR_MATCH", "L['m'].<weird>", None, ("y",)),
+    ]
+    clauses = guards.render_leaves(leaves, "D::f::0")
+    assert [c.expr for c in clauses] == [
+        "___torch_leaf('D::f::0', 0, L)",
+        "(type(L['n']) is int and L['n'] == 1)",  # torch compares the class first: 1.0 fails
+        "___torch_leaf('D::f::0', 2, L['x'])",
+        "___check_obj_id(G['torch'], 7)",
+        "___torch_leaf('D::f::0', 4, ___odict_getitem(L['d'], 'k')[0])",
+        "___torch_entry('D::f::0', L)",  # a value Python cannot reach: torch checks the whole guard
+    ]
+    assert clauses[1].original == "EQUALS_MATCH: L['n'] == 1"
+    namespace: dict = {}
+    exec(guards.HELPERS["___torch_leaf"], namespace)
+    with pytest.raises(LookupError):  # not a guard of this process: the check fails, never passes
+        namespace["___torch_leaf"]("D::f::0", 0, {})
 
 
 def test_unbound_reads():

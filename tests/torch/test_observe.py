@@ -333,3 +333,36 @@ def test_entries_compiled_before_the_dump_are_dumped(tmp_path):
     calls = [e["calls"] for e in f_entries + g_entries]
     assert calls == ([1, 0, 1, 5] if sys.version_info >= (3, 12) else [None] * 4)
     assert index["calls_missed"] == 1
+
+
+# --------------------------------------------------------------------------- exact guards
+
+# Compiles entries of three kinds (an int and a float argument with dynamic=False, a dynamic
+# shape, a Module method reading an int attribute and a global), then, in the same process,
+# calls each entry's guard function from its full-code file and torch's own check of that
+# entry on many probe calls, and reports both verdicts.
+GUARD_PROBES = 'import json, runpy, sys\nimport torch\nimport framescope\nfrom torch._C._dynamo.eval_frame import _debug_get_cache_entry_list\n\nSCALE = 2.0\n\ndef f(x, n):\n    return torch.sin(x) * n * SCALE\n\ndef g(x):\n    return x.sum(0) * 2\n\nclass M(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.k = 3\n        self.fc = torch.nn.Linear(4, 4)\n\n    def forward(self, x):\n        return self.fc(x) * self.k\n\nm = M()\ncf = torch.compile(f, backend="eager", dynamic=False)\ncg = torch.compile(g, backend="eager", dynamic=True)\ncm = torch.compile(m.forward, backend="eager")\nfolder = sys.argv[1]\nwith framescope.dump(folder):\n    cf(torch.ones(4), 1)\n    cf(torch.ones(4), 2.5)\n    cg(torch.ones(4, 3))\n    cm(torch.ones(2, 4))\n\ndef t(*shape, **kw):\n    return torch.ones(*shape, **kw)\n\nprobes = {\n    f: [dict(x=t(4), n=1), dict(x=t(4), n=1.0), dict(x=t(4), n=True), dict(x=t(4), n=2), dict(x=t(4), n=2.5),\n        dict(x=t(5), n=1), dict(x=t(4, dtype=torch.float64), n=1), dict(x=t(4, requires_grad=True), n=1),\n        dict(x=t(2, 2), n=1), dict(x=t(4), n="1"), dict(x=t(4), n=None)],\n    g: [dict(x=t(4, 3)), dict(x=t(1, 3)), dict(x=t(0, 3)), dict(x=t(7, 3)), dict(x=t(4, 1)), dict(x=t(4)),\n        dict(x=t(4, 3, dtype=torch.int64)), dict(x=t(2, 3, 2))],\n    M.forward: [dict(self=m, x=t(2, 4)), dict(self=m, x=t(3, 4)), dict(self=m, x=t(2, 5))],\n}\ncodes = {f: f.__code__, g: g.__code__, M.forward: M.forward.__code__}\nindex = json.load(open(folder + "/index.json"))\nverdicts = []\n\ndef attribute_probes(fn):\n    # values of globals and module attributes, and grad mode, around each probe\n    yield "plain", lambda: None, lambda: None\n    old = {}\n    def set_scale(): old["s"] = globals()["SCALE"]; globals()["SCALE"] = 3.0\n    def put_scale(): globals()["SCALE"] = old["s"]\n    yield "SCALE=3.0", set_scale, put_scale\n    def set_k(): m.k = 4\n    def put_k(): m.k = 3\n    yield "m.k=4", set_k, put_k\n    def set_k_float(): m.k = 3.0\n    yield "m.k=3.0", set_k_float, put_k\n    grad = torch.no_grad()\n    yield "no_grad", grad.__enter__, lambda: grad.__exit__(None, None, None)\n\nfor fn, calls in probes.items():\n    code = codes[fn]\n    frame = next(fr for fr in index["frames"] if fr["name"] == code.co_name and fr["resume_of"] is None)\n    full = runpy.run_path(folder + "/" + frame["full_code"])\n    entries = _debug_get_cache_entry_list(code)\n    by_id = {str(e.compile_id): e for e in entries}\n    for record in frame["entries"]:\n        entry = by_id[record["compile_id"]]\n        guard = full[record["guard_function"]]\n        for L in calls:\n            for label, before, after in attribute_probes(fn):\n                before()\n                try:\n                    ours = bool(guard(L, fn.__globals__))\n                    theirs = bool(entry.guard_manager.check(L))\n                finally:\n                    after()\n                verdicts.append({"fn": code.co_name, "entry": record["index"], "probe": label + " " + repr({k: (tuple(v.shape), str(v.dtype), v.requires_grad) if isinstance(v, torch.Tensor) else v for k, v in L.items() if k != "self"}),\n                                 "ours": ours, "torch": theirs})\nprint("RESULT " + json.dumps({"verdicts": verdicts, "counts": [e["guard_count"] for fr in index["frames"] for e in fr["entries"]]}))\n'
+
+
+def test_the_dumped_guards_are_torchs_guards(tmp_path):
+    path = tmp_path / "probe.py"
+    path.write_text(GUARD_PROBES)
+    done = subprocess.run([sys.executable, str(path), str(tmp_path / "dump")], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, universal_newlines=True, timeout=400, cwd=str(tmp_path))
+    assert done.returncode == 0, done.stderr[-6000:]
+    result = json.loads([line for line in done.stdout.splitlines() if line.startswith("RESULT ")][-1][7:])
+    verdicts = result["verdicts"]
+    differ = [item for item in verdicts if item["ours"] != item["torch"]]
+    assert differ == []
+    # Not vacuous: both verdicts, on every kind of probe.
+    assert len(verdicts) == 165
+    passed = [item for item in verdicts if item["torch"]]
+    assert 10 <= len(passed) <= len(verdicts) - 100
+    for probe in ("n': 1.0", "n': True", "(0, 3)", "(1, 3)", "float64", "True)", "m.k=4", "m.k=3.0", "SCALE=3.0",
+                  "no_grad"):
+        assert any(probe in item["probe"] for item in verdicts), probe
+    # Each entry's guard makes as many checks as torch's tree has leaves.
+    assert all(count and count >= 7 for count in result["counts"])
+    text = (tmp_path / "dump" / "full_code_for_f.py").read_text()
+    assert "torch makes 10 checks for this entry" in text
+    assert "(type(L['n']) is int and L['n'] == 1)" in text

@@ -17,7 +17,7 @@ import types
 from typing import Any, Dict, List, Optional, Set, Tuple
 
 from framescope import debugging, torch_internals, torch_text
-from framescope.dump import calls, fullcode, naming, transformed
+from framescope.dump import calls, fullcode, live_guards, naming, transformed
 from framescope.dump.folder import NotWritten
 from framescope.dump.session import DumpSession, FrameState
 
@@ -248,16 +248,30 @@ class Capture:
             if found is None:
                 still.append((state, entry, runs))
                 continue
-            compile_id, parts = found
-            entry["guard"] = list(parts)
+            entry["guard"] = list(found.code_parts)
             if entry["compile_id"] is None:
-                entry["compile_id"] = compile_id
+                entry["compile_id"] = found.compile_id
+            self.read_guard_tree(state, entry, found.manager)
             changed[id(state.code)] = state
         self.pending = still
         for state in changed.values():
             self.write_full_code(state)
         if changed:
             self.save()
+
+    def read_guard_tree(self, state: FrameState, entry: Dict[str, Any], manager: object) -> None:
+        """Every leaf of the entry's guard tree, for its guard function; and the guard
+        manager, for the checks of it that only torch can make (live_guards)."""
+        try:
+            found = torch_internals.leaves(manager)
+        except Exception as exc:
+            self.session.warn("could not read the guard tree of entry %d of %s: %s: %s"
+                              % (entry["index"], state.record["qualname"], type(exc).__name__, exc))
+            return
+        state.guard_leaves[entry["index"]] = found
+        entry["guard_count"] = len(found)
+        live_guards.register(live_guards.entry_key(self.session.root, state.record["id"], entry["index"]), manager,
+                             [leaf.guard for leaf in found])
 
     def write_full_code(self, state: FrameState) -> None:
         """(Re)write a frame's full-code file; a failure is a warning, not the end of the entry."""

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Sequence
 
 from framescope import torch_text
 from framescope.dump import guards as _guards
+from framescope.dump import live_guards
 from framescope.dump import naming, transformed
 
 if TYPE_CHECKING:
@@ -40,7 +41,7 @@ def render(session: "DumpSession", state: "FrameState") -> str:
     if state.original_source is None:
         state.original_source = original_source(code)
     entries = frame["entries"]
-    clauses = [_guards.render(entry["guard"]) for entry in entries]
+    clauses = [guard_clauses(session, state, entry) for entry in entries]
     used = set()
     for items in clauses:
         used |= _guards.helpers_used(items)
@@ -153,6 +154,15 @@ def _graph_files(session: "DumpSession", name: str) -> List[str]:
     return []
 
 
+def guard_clauses(session: "DumpSession", state: "FrameState", entry: Dict) -> List[_guards.Clause]:
+    """The clauses of an entry's guard function: every leaf of torch's guard tree where it
+    was read, else torch's printed guard parts (a torch whose tree framescope cannot read)."""
+    leaves = state.guard_leaves.get(entry["index"])
+    if leaves is None:
+        return _guards.render(entry["guard"])
+    return _guards.render_leaves(leaves, live_guards.entry_key(session.root, state.record["id"], entry["index"]))
+
+
 def _guard_function(entry: Dict, clauses: Sequence[_guards.Clause]) -> str:
     lines = [
         "# ---- cache entry %d (torch.compile id %s): %s"
@@ -166,15 +176,21 @@ def _guard_function(entry: Dict, clauses: Sequence[_guards.Clause]) -> str:
     if not clauses:
         lines.append("    return True  # the guard was not known when this file was written")
         return "\n".join(lines)
-    lines.append("    return (")
+    if entry.get("guard_count") is not None:
+        lines.append("    # torch makes %d checks for this entry, each one below; a check that fails" % entry["guard_count"])
+        lines.append("    # with an error fails the guard, as in torch.")
+    lines.append("    try:")
+    lines.append("        return (")
     for n, clause in enumerate(clauses):
-        prefix = "        " if n == 0 else "        and "
+        prefix = "            " if n == 0 else "            and "
         expr_lines = clause.expr.splitlines() or [clause.expr]
-        body = [prefix + expr_lines[0]] + ["        " + line for line in expr_lines[1:]]
+        body = [prefix + expr_lines[0]] + ["            " + line for line in expr_lines[1:]]
         if clause.original is not None and clause.original != clause.expr:
             body[-1] += "  # torch: " + _truncate(clause.original)
         lines += body
-    lines.append("    )")
+    lines.append("        )")
+    lines.append("    except Exception:")
+    lines.append("        return False")
     return "\n".join(lines)
 
 

@@ -13,7 +13,7 @@ import ast
 import builtins
 import functools
 import re
-from typing import Dict, FrozenSet, List, NamedTuple, Optional, Sequence, Set
+from typing import Any, Dict, FrozenSet, List, NamedTuple, Optional, Sequence, Set
 
 from framescope import torch_text
 
@@ -54,8 +54,23 @@ HELPERS: Dict[str, str] = {
     torch in C++)."""
     return True''',
     "___torch_guard": '''def ___torch_guard(text):
-    """A check with no plain Python spelling; torch evaluates it in C++. text is torch's."""
-    return True''',
+    """A check with no plain Python spelling (text is torch's), written where framescope
+    could not read torch's guard tree: only torch can make it, so here it fails."""
+    raise LookupError("only torch can make this check: " + text)''',
+    "___torch_leaf": '''def ___torch_leaf(entry, number, value):
+    """One of torch's checks with no plain Python spelling, made by torch itself: check
+    number (counted from 0, in this function's order) of the entry's guard, on value. It
+    needs the process that compiled the entry; elsewhere it raises LookupError, and the
+    guard fails."""
+    from framescope.dump.live_guards import check_leaf
+
+    return check_leaf(entry, number, value)''',
+    "___torch_entry": '''def ___torch_entry(entry, L):
+    """torch's own check of the entry's whole guard, for checks of values Python cannot reach
+    (torch's text for them is not Python). Needs the process that compiled the entry."""
+    from framescope.dump.live_guards import check_entry
+
+    return check_entry(entry, L)''',
     "___dict_contains": '''def ___dict_contains(key, mapping):
     return key in mapping''',
     "___odict_getitem": '''def ___odict_getitem(mapping, key):
@@ -89,6 +104,56 @@ class Clause(NamedTuple):
 def render(parts: Sequence[str]) -> List[Clause]:
     """Each of torch's guard code parts as a Python expression."""
     return [_clause(part) for part in parts]
+
+
+# Kinds of torch's leaf guards whose text, as Python, makes the very check torch makes (an
+# EQUALS_MATCH also checks the value's class first: added below).
+_PYTHON_KINDS = frozenset([
+    "ID_MATCH", "TYPE_MATCH", "EQUALS_MATCH", "NONE_MATCH", "NOT_NONE_MATCH", "TRUE_MATCH", "FALSE_MATCH",
+    "LENGTH_CHECK", "DICT_LENGTH", "NO_HASATTR", "DIMENSION_DYNAMIC_MARKING_GUARD", "DICT_CONTAINS",
+    "LAMBDA_GUARD",
+])
+
+
+def render_leaves(leaves: Sequence[Any], entry: str) -> List[Clause]:
+    """Each leaf of an entry's guard tree (torch_internals.GuardLeaf) as a Python clause that
+    makes the check torch makes: torch's text where it is that check in Python, else a call
+    that asks torch for that one leaf (``___torch_leaf``, by its number in ``leaves``). ``entry`` is the entry's key
+    (live_guards.entry_key). Every clause has torch's kind and text as its comment."""
+    clauses: List[Clause] = []
+    whole = False
+    for number, leaf in enumerate(leaves):
+        text = "%s: %s" % (leaf.kind, " and ".join(" ".join(part.split()) for part in leaf.parts))
+        python = _leaf_python(leaf)
+        if python is not None:
+            clauses.append(Clause(python, text))
+            continue
+        value = "L" if leaf.source is None else leaf.source
+        if _usable(value):
+            clauses.append(Clause("___torch_leaf(%r, %d, %s)" % (entry, number, value), text))
+        elif not whole:  # a value only torch can reach: torch checks the whole guard once
+            whole = True
+            clauses.append(Clause("___torch_entry(%r, L)" % entry, text))
+    return clauses
+
+
+def _leaf_python(leaf: Any) -> Optional[str]:
+    """The Python of a leaf that makes torch's check, or None."""
+    if leaf.kind not in _PYTHON_KINDS or not leaf.parts:
+        return None
+    exprs = []
+    for part in leaf.parts:
+        clause = _clause(part)
+        if "___torch_guard" in clause.expr or "___check_tensor" in clause.expr \
+                or "___check_global_state" in clause.expr or not _usable(clause.expr):
+            return None
+        exprs.append(clause.expr)
+    if leaf.kind == "EQUALS_MATCH":
+        # torch compares the value's class before the value: 1.0 == 1, but not for torch.
+        if leaf.source is None or leaf.value_type is None or not _spelled(leaf.value_type):
+            return None
+        exprs.insert(0, "type(%s) is %s" % (leaf.source, leaf.value_type))
+    return exprs[0] if len(exprs) == 1 else "(%s)" % " and ".join(exprs)
 
 
 def helpers_used(clauses: Sequence[Clause]) -> Set[str]:

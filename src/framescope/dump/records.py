@@ -44,6 +44,9 @@ class Entry:
     guard_function: Optional[str] = None
     #: torch's own text of each part of the guard.
     guard: List[str] = field(default_factory=list)
+    #: How many checks (leaves of its guard tree) torch makes for this entry; the guard
+    #: function in the full-code file makes each of them.
+    guard_count: Optional[int] = None
     #: Names of the graphs this entry calls (keys into :attr:`Dump.graphs`).
     graphs: List[str] = field(default_factory=list)
     #: Ids of the resume frames this entry calls after a graph break.
@@ -421,6 +424,7 @@ class _Reader:
             fallback_reason=self.get(obj, "fallback_reason", str, None, where),
             guard_function=self.get(obj, "guard_function", str, None, where),
             guard=self.strings(obj, "guard", where),
+            guard_count=self.get(obj, "guard_count", int, None, where),
             graphs=self.strings(obj, "graphs", where),
             calls_resume=self.strings(obj, "calls_resume", where),
             compile_time_s=self.get(obj, "compile_time_s", float, None, where),

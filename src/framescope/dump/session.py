@@ -56,6 +56,9 @@ class FrameState:
         #: The original function's source for the full-code file (None until looked up,
         #: and where there is none).
         self.original_source: Optional[str] = None
+        #: Entry index -> the leaves of torch's guard tree for it (torch_internals.GuardLeaf),
+        #: once torch has built the entry.
+        self.guard_leaves: Dict[int, List[Any]] = {}
 
 
 class DumpSession:

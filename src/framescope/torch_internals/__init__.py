@@ -63,6 +63,7 @@ from framescope.torch_internals.frames import (
     skip_all_result,
     skip_result,
 )
+from framescope.torch_internals.guard_tree import EPILOGUE, GuardLeaf, leaves
 from framescope.torch_internals.compiles import (
     AOT_COMPILERS,
     Removable,
@@ -94,6 +95,9 @@ from framescope.torch_internals.compiles import (
 
 __all__ = [
     "FILES",
+    "EPILOGUE",
+    "GuardLeaf",
+    "leaves",
     "UnsupportedTorchError",
     "AOT_COMPILERS",
     "AOT_GRAPHS",

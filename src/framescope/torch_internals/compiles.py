@@ -145,14 +145,12 @@ def bytecode_logger() -> Any:
     return torch._logging.getArtifactLogger("torch._dynamo.convert_frame", "bytecode")
 
 
-def entry_guard(
-    code: types.CodeType, entry_code: types.CodeType
-) -> Optional[Tuple[Optional[str], Tuple[str, ...]]]:
-    """(compile id, guard code parts) of the cache entry of ``code`` that runs ``entry_code``;
-    None while there is no such entry."""
+def entry_guard(code: types.CodeType, entry_code: types.CodeType) -> Optional[Any]:
+    """The RawEntry of the cache entry of ``code`` that runs ``entry_code`` (its compile id,
+    guard code parts and guard manager); None while there is no such entry."""
     for raw in raw_entries(code, DUMP):
         if raw.code is entry_code:
-            return raw.compile_id, raw.code_parts
+            return raw
     return None
 
 

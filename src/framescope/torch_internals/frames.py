@@ -38,6 +38,8 @@ class RawEntry(NamedTuple):
     code_parts: Tuple[str, ...]
     #: torch.compile's id for the compile that made the entry ("0/1"), or None.
     compile_id: Optional[str]
+    #: The guard manager itself (its tree of checks: see guard_tree).
+    manager: object = None
 
 
 class _Torch:
@@ -199,6 +201,7 @@ def raw_entries(code: types.CodeType, feature: str = EVALFRAME) -> List[RawEntry
                 check=guard.check,
                 code_parts=tuple(guard.code_parts or ()),
                 compile_id=None if compile_id is None else str(compile_id),
+                manager=guard,
             )
         )
     return result

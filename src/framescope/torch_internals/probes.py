@@ -76,6 +76,13 @@ INTERNALS = (
         attrs=("code", "guard_manager", "backend", "compile_id"),
     ),
     Internal("torch._C._dynamo.guards:RootGuardManager", (EVALFRAME,), attrs=("add_lambda_guard",)),
+    # The guard tree a dump writes leaf by leaf (guard_tree).
+    Internal(
+        "torch._C._dynamo.guards:RootGuardManager",
+        (DUMP,),
+        attrs=("get_leaf_guards", "get_child_managers", "get_epilogue_lambda_guards", "get_source",
+               "get_type_of_guarded_value", "check"),
+    ),
     Internal(
         "torch._dynamo.types:ConvertFrameReturn",
         _HOOK,
@@ -131,8 +138,8 @@ INTERNALS = (
 )
 
 
-#: Internal path -> what torch lacks of it (None: nothing), for each internal probed so far.
-_probed: Dict[str, Optional[str]] = {}
+#: Each internal probed so far -> what torch lacks of it (None: nothing).
+_probed: Dict[Internal, Optional[str]] = {}
 _warned_version = False
 
 
@@ -189,10 +196,10 @@ def missing(feature: str) -> List[str]:
     lacking = []
     for internal in INTERNALS:
         if feature in internal.features:
-            if internal.path not in _probed:
-                _probed[internal.path] = probe(internal)
-            if _probed[internal.path] is not None:
-                lacking.append(_probed[internal.path])
+            if internal not in _probed:
+                _probed[internal] = probe(internal)
+            if _probed[internal] is not None:
+                lacking.append(_probed[internal])
     return lacking
 
 
