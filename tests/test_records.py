@@ -12,7 +12,7 @@ INDEX = {
         "resume_of": None, "resume_line": None, "full_code": "full_code_for_f.py",
         "entries": [{
             "index": 0, "compile_id": "0/0", "file": "__transformed_code_0_for_f.py", "decompiled": True,
-            "fallback_reason": None, "guard_function": "__guard_0_for_f", "guard": ["L['n'] == 1"],
+            "fallback_reason": None, "guard_function": "__guard_0_for_f", "guard": ["L['n'] == 1"], "guard_count": 9,
             "graphs": ["__compiled_fn_1"], "calls_resume": [], "compile_time_s": 0.5,
             "recompile_reason": None, "bytecode_files": [], "op_count": 2,
             "arguments": {"n": {"type": "int", "value": "1"}}, "phases_s": {"dynamo": 0.25},
