@@ -14,12 +14,18 @@ from __future__ import annotations
 import importlib
 import marshal
 import types
+import weakref
 from typing import Any, Dict, List, Optional, Set, Tuple
 
 from framescope import debugging, torch_internals, torch_text
 from framescope.dump import calls, fullcode, live_guards, naming, transformed
 from framescope.dump.folder import NotWritten
 from framescope.dump.session import DumpSession, FrameState
+
+# The code of every cache entry a dump of this process has written (the code compiled from
+# its file, or Dynamo's): a later dump does not take those entries as made before it, since
+# the earlier dump's folder has them.
+_DUMPED: "weakref.WeakSet[types.CodeType]" = weakref.WeakSet()
 
 # Modules of the dump package that capture more (graphs, events): each has start(session)
 # and stop(session), called if present.
@@ -84,7 +90,8 @@ class Capture:
         """Dump the cache entries torch.compile made before the dump began: every code object
         torch's frame hook has seen that holds cache entries (torch's own list of them), its
         entries in compile order. Their files are there to read and their guards are torch's;
-        they keep running torch's code (a cache entry's code cannot be replaced)."""
+        they keep running torch's code (a cache entry's code cannot be replaced). Entries an
+        earlier dump of this process wrote are in its folder, not again in this one."""
         reachable: Dict[int, Set[int]] = {}
         resumes = []
         for code in torch_internals.codes_seen():
@@ -104,7 +111,8 @@ class Capture:
 
     def adopt_frame(self, code: types.CodeType, module_globals: Optional[Dict[str, object]]) -> bool:
         """Dump the entries torch holds for ``code``, in compile order; return whether it had any."""
-        entries = [raw for raw in torch_internals.raw_entries(code, torch_internals.DUMP) if raw.payload is None]
+        entries = [raw for raw in torch_internals.raw_entries(code, torch_internals.DUMP)
+                   if raw.payload is None and raw.code not in _DUMPED]
         if not entries or self.session.frame_id(code) is not None:
             return False
         for raw in sorted(entries, key=lambda raw: torch_text.compile_order(raw.compile_id)):
@@ -172,6 +180,8 @@ class Capture:
         if before and module_globals is not None:
             self.adopt_graphs(new_code, module_globals, compile_id, code)
         runs = new_code if result.code is None or before else result.code
+        if not before:
+            _DUMPED.add(runs)
         self.counter.watch(runs)
         state.entry_codes.append(runs)
         state.entry_sources.append(result.source)
