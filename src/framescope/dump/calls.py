@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import sys
 import types
-from typing import Any, Dict, List, Optional
+from typing import Dict, List, Optional
 
 from framescope import torch_internals
 

@@ -50,10 +50,12 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from framescope import torch_internals, torch_text
 from framescope.dump import naming
 from framescope.dump.graph_files import (
-    code_tree, graph_modules, graph_signature, listing, module_functions, module_source,
+    code_tree, graph_modules, graph_signature, listing, module_source,
     placeholder_inputs, swap_code,
 )
 from framescope.dump.naming import shape_text
+from framescope.dump.graph_state import CACHE_ARTIFACTS, GraphState
+from framescope.dump.output_code import OutputModules
 
 __all__ = ["start", "stop", "graph_file", "shape_text"]
 
@@ -72,18 +74,6 @@ _TRACE_STAGES = {
 # each kernel computes (see torch_text's provenance section).
 _KERNEL_LINES = "inductor_provenance_tracking_kernel_stack_traces"
 _KERNEL_NODES = "inductor_provenance_tracking_node_mappings"
-
-# torch's structured-trace artifacts that say what a compile cache did:
-# name -> (the cache, as index.json names it; the result).
-_CACHE_ARTIFACTS = {
-    "fx_graph_cache_hit": ("fx_graph", "hit"),
-    "fx_graph_bundled_cache_hit": ("fx_graph", "hit"),
-    "fx_graph_cache_miss": ("fx_graph", "miss"),
-    "fx_graph_cache_bypass": ("fx_graph", "bypass"),
-    "aotautograd_cache_hit": ("aot_autograd", "hit"),
-    "aotautograd_cache_miss": ("aot_autograd", "miss"),
-    "aotautograd_cache_bypass": ("aot_autograd", "bypass"),
-}
 
 # Stages that also exist once more for the backward.
 _BACKWARD_STAGES = {"post_grad": "post_grad_backward", "inductor": "inductor_backward"}
@@ -108,100 +98,13 @@ def graph_file(name: str, stage: str) -> str:
     return "%s.%s.py" % (name, stage)
 
 
-class _Graph:
-    """One graph of the dump and what has been written for it."""
-
-    def __init__(self, name: str, torch_name: Optional[str], compile_id: Optional[str], backend: str) -> None:
-        #: The dump's name: ``__compiled_fn_1`` for the first graph of the dump.
-        self.name = name
-        #: torch's name (``__compiled_fn_<n>_<uuid>``, the global the code calls), or None.
-        self.torch_name = torch_name
-        #: torch's id of the frame compile that captured the graph ("0/0").
-        self.compile_id = compile_id
-        #: The backend's name: "inductor", "eager", "aot_eager", a function's name.
-        self.backend = backend
-        #: FX nodes and call_* nodes in Dynamo's graph.
-        self.nodes = 0
-        self.ops = 0
-        #: Dynamo's graph inputs as shape text ("f32[4, 8]").
-        self.inputs: List[str] = []
-        #: stage -> file name, in the order written.
-        self.files: Dict[str, str] = {}
-        #: Stages whose code runs from the dumped file.
-        self.runs: List[str] = []
-        #: The compiled function and where it is: ``f (/abs/prog.py:8)``; None if unknown.
-        self.source: Optional[str] = None
-        #: Dynamo's GraphModule, weakly (None until known).
-        self.module: Optional[Any] = None
-        #: Pieces a backend compiled on their own: (the piece's module, weakly; "piece_<k>").
-        self.pieces: List[Tuple[Any, str]] = []
-        #: "piece_<k>" -> the piece's name in the graph the backend returned ("submod_0").
-        self.piece_names: Dict[str, str] = {}
-        #: Per Inductor kernel (provenance tracking): the stage whose output code defines it
-        #: ("inductor", "inductor_backward", "piece_<k>.inductor"), its name, [file, line] of
-        #: each user line it computes and the FX nodes it computes (pre- and post-grad).
-        self.kernel_lines: List[Dict[str, Any]] = []
-        #: (stage, torch's kernel key) -> that kernel's item of kernel_lines.
-        self.kernel_keys: Dict[Tuple[str, str], Dict[str, Any]] = {}
-        #: What each compile cache did: "fx_graph", "fx_graph_backward", "aot_autograd" (with
-        #: a "piece_<k>." prefix for a piece) -> "hit", "miss" or "bypass".
-        self.caches: Dict[str, str] = {}
-        #: Why a cache missed or was bypassed, where torch says.
-        self.cache_reasons: Dict[str, str] = {}
-        #: Compile seconds each hit saved, as torch measured them when it compiled cold.
-        self.cache_saved_s: Dict[str, float] = {}
-
-    def kernel(self, stage: str, key: str) -> Dict[str, Any]:
-        """The kernel_lines item of one kernel (torch's key: "cpp_fused_sin_0:1"), made on
-        first sight: the two provenance artifacts name the same kernels."""
-        item = self.kernel_keys.get((stage, key))
-        if item is None:
-            item = {"stage": stage, "kernel": torch_text.kernel_name(key), "lines": [],
-                    "pre_grad_nodes": [], "post_grad_nodes": []}
-            self.kernel_keys[(stage, key)] = item
-            self.kernel_lines.append(item)
-        return item
-
-    def stage_prefix(self, module: Any) -> str:
-        """"" for Dynamo's graph itself, "piece_<k>." for a piece of it (one made on first sight)."""
-        # Inductor's pre-grad passes may hand AOTAutograd a new module; it keeps Dynamo's name.
-        if module is None or (self.module is not None and self.module() is module) or (
-                self.torch_name is not None and torch_internals.graph_identity(module)[0] == self.torch_name):
-            return ""
-        for ref, piece in self.pieces:
-            if ref() is module:
-                return piece + "."
-        piece = naming.piece_name(len(self.pieces) + 1)
-        self.pieces.append((weakref.ref(module), piece))
-        return piece + "."
-
-    def record(self) -> Dict[str, Any]:
-        """The graph's entry in index.json ``graphs`` (frame/entry come from compile_id)."""
-        return {
-            "name": self.name,
-            "torch_name": self.torch_name,
-            "compile_id": self.compile_id,
-            "backend": self.backend,
-            "nodes": self.nodes,
-            "ops": self.ops,
-            "inputs": list(self.inputs),
-            "files": dict(self.files),
-            "runs_from_file": list(self.runs),
-            "pieces": [{"piece": piece, "module": self.piece_names.get(piece)} for _ref, piece in self.pieces],
-            "kernels": [dict(kernel) for kernel in self.kernel_lines],
-            "caches": dict(self.caches),
-            "cache_reasons": dict(self.cache_reasons),
-            "cache_saved_s": dict(self.cache_saved_s),
-        }
-
-
 class _Context(threading.local):
     """What the current thread is compiling: a stack of (graph, phase, stage prefix: "" or
     "piece_<k>."); phase None in the backend call, "aot" in AOTAutograd's compile of a
     module, "forward"/"backward" in the compiler it calls for each."""
 
     def __init__(self) -> None:
-        self.stack: List[Tuple[_Graph, Optional[str], str]] = []
+        self.stack: List[Tuple[GraphState, Optional[str], str]] = []
         #: Inductor's pre-grad graph, held until AOTAutograd's call says which module it is.
         self.pre_grad: Optional[str] = None
         #: The stages and caches AOTAutograd's compile of the current module has met outside
@@ -217,14 +120,13 @@ class GraphDumper:
         #: The DumpSession: ``write``, ``record_graph``, ``graph_name``, ``warn``, ``lock``.
         self.session = session
         #: Graphs by the dump's name.
-        self.graphs: Dict[str, _Graph] = {}
+        self.graphs: Dict[str, GraphState] = {}
         #: True between start and stop; compilers wrapped earlier pass through afterwards.
         self.active = False
         self._context = _Context()
         self._installed: List[Any] = []
-        # Inductor output modules written, by the path torch loads them from:
-        # (graph, stage, dumped file text, header lines).
-        self._output_code: Dict[str, Tuple[_Graph, str, str]] = {}
+        #: Inductor's output modules written, to run from their dumped files.
+        self.outputs = OutputModules(session, self._warn)
 
     # ------------------------------------------------------------------ install
 
@@ -287,7 +189,7 @@ class GraphDumper:
             self._warn("could not dump the graph %s returned for %s: %s" % (graph.backend, graph.name, exc))
         return compiled
 
-    def _backend_result(self, graph: _Graph, gm: Any, example_inputs: List[Any], compiled: object) -> None:
+    def _backend_result(self, graph: GraphState, gm: Any, example_inputs: List[Any], compiled: object) -> None:
         """A backend that returns a GraphModule of its own (one that calls the pieces it
         compiled): dump it as ``split``, running from its file, and learn its pieces' names."""
         import torch
@@ -303,10 +205,10 @@ class GraphDumper:
             graph.runs.remove("dynamo")
         self._save(graph)
 
-    def _new_graph(self, gm: Any, example_inputs: Sequence[Any], backend: object) -> _Graph:
+    def _new_graph(self, gm: Any, example_inputs: Sequence[Any], backend: object) -> GraphState:
         full_name, compile_id = torch_internals.graph_identity(gm)
         name = self.session.graph_name(full_name)
-        graph = _Graph(name, full_name, compile_id, torch_internals.backend_name(backend))
+        graph = GraphState(name, full_name, compile_id, torch_internals.backend_name(backend))
         graph.module = weakref.ref(gm)
         nodes = list(gm.graph.nodes)
         graph.nodes = len(nodes)
@@ -338,7 +240,7 @@ class GraphDumper:
             try:
                 if graph.caches.get(prefix + "aot_autograd") == "hit" and "dynamo" in graph.runs:
                     graph.runs.remove("dynamo")  # AOTAutograd's cached code runs instead
-                self._run_cached_output_code(graph)
+                self.outputs.run_cached(graph)
             except Exception as exc:
                 self._warn("could not run %s's cached output code from the dump: %s" % (graph.name, exc))
             self._save(graph)
@@ -370,7 +272,7 @@ class GraphDumper:
                 # From here on the AOT graphs run, not Dynamo's.
                 if "dynamo" in graph.runs:
                     graph.runs.remove("dynamo")
-                if dumper._run_output_code(result):
+                if dumper.outputs.run_compiled(result):
                     pass  # Inductor: its wrapper module runs, not the FX graph
                 elif before is not None and graph_signature(gm) == before:
                     # A compiler that kept the graph as it was (aot_eager's) runs its
@@ -386,7 +288,7 @@ class GraphDumper:
         compile_graph.__qualname__ = compile_graph.__name__
         return compile_graph
 
-    def _retitle_pieces(self, graph: _Graph) -> None:
+    def _retitle_pieces(self, graph: GraphState) -> None:
         """Name each piece in the first line of its files, now that the split graph says
         which of its modules it is (the line count stays, and with it every line number)."""
         for stage, file in graph.files.items():
@@ -398,7 +300,7 @@ class GraphDumper:
             if lines and lines[0] != title:
                 self.session.write(file, "\n".join([title] + lines[1:]))
 
-    def _kernel_stage(self) -> Tuple[_Graph, str]:
+    def _kernel_stage(self) -> Tuple[GraphState, str]:
         """The graph being compiled and the stage whose output code defines its kernels."""
         graph, phase, prefix = self._context.stack[-1]
         return graph, prefix + ("inductor_backward" if phase == "backward" else "inductor")
@@ -419,7 +321,7 @@ class GraphDumper:
             item["pre_grad_nodes"], item["post_grad_nodes"] = nodes.pre_grad, nodes.post_grad
         self._save(graph)
 
-    def _compiling(self, module: Any) -> Optional[Tuple[_Graph, str]]:
+    def _compiling(self, module: Any) -> Optional[Tuple[GraphState, str]]:
         """(graph, stage prefix) that an AOTAutograd compile of ``module`` belongs to: the
         graph whose backend call runs now, or the graph a piece compiled later came from."""
         stack = self._context.stack
@@ -433,7 +335,7 @@ class GraphDumper:
                         return graph, piece + "."
         return None
 
-    def _flush_pre_grad(self, graph: _Graph, prefix: str) -> None:
+    def _flush_pre_grad(self, graph: GraphState, prefix: str) -> None:
         text, self._context.pre_grad = self._context.pre_grad, None
         if text is not None:
             try:
@@ -450,7 +352,7 @@ class GraphDumper:
         if key in (_KERNEL_LINES, _KERNEL_NODES) and record.payload and self._context.stack:
             (self._kernel_lines if key == _KERNEL_LINES else self._kernel_nodes)(record.payload)
             return
-        if key in _CACHE_ARTIFACTS and record.payload:
+        if key in CACHE_ARTIFACTS and record.payload:
             self._cache_result(key, record)
             return
         stage = _TRACE_STAGES.get(key)
@@ -480,7 +382,7 @@ class GraphDumper:
                 header = self._header(graph, stage, None)
                 self._write(graph, stage, header + text)
                 if path:
-                    self._output_code[str(path)] = (graph, stage, header + text)
+                    self.outputs.written(str(path), graph, stage, graph_file(graph.name, stage), header + text)
             else:
                 self._write(graph, stage, self._header(graph, stage, None) + listing(text))
             self._save(graph)
@@ -492,23 +394,14 @@ class GraphDumper:
         graph = self._graph_of(record.compile_id)
         if graph is None:
             return
-        kind, result = _CACHE_ARTIFACTS[key]
         phase, prefix = "", ""
         if self._context.stack and self._context.stack[-1][0] is graph:
             _graph, phase, prefix = self._context.stack[-1]
-        if kind == "fx_graph" and (phase == "backward" or (phase == "aot" and "fx_graph" in self._context.loaded)):
-            kind = "fx_graph_backward"
-        elif kind == "fx_graph" and phase == "aot":
-            self._context.loaded.add("fx_graph")
-        details = torch_text.cache_details(record.payload)
-        graph.caches[prefix + kind] = result
-        if details.reason:
-            graph.cache_reasons[prefix + kind] = details.reason
-        if details.saved_s is not None and result == "hit":
-            graph.cache_saved_s[prefix + kind] = details.saved_s
+        kind, result = CACHE_ARTIFACTS[key]
+        graph.note_cache(kind, result, record.payload, phase or "", prefix, self._context.loaded)
         self._save(graph)
 
-    def _graph_of(self, compile_id: Optional[str]) -> Optional[_Graph]:
+    def _graph_of(self, compile_id: Optional[str]) -> Optional[GraphState]:
         """The graph being compiled on this thread, else the last graph of ``compile_id``."""
         if self._context.stack:
             return self._context.stack[-1][0]
@@ -519,7 +412,7 @@ class GraphDumper:
     # ------------------------------------------------------------------ files
 
     def _write_module(
-        self, graph: _Graph, stage: str, gm: Any, example_inputs: Sequence[Any], run: bool
+        self, graph: GraphState, stage: str, gm: Any, example_inputs: Sequence[Any], run: bool
     ) -> None:
         """Write a GraphModule's code (with its submodules') and, if ``run``, make the
         module's forward run the code compiled from that file."""
@@ -552,45 +445,7 @@ class GraphDumper:
         else:
             self._warn("%s of %s runs torch's own copy of the code, not the dumped file" % (stage, graph.name))
 
-    def _run_output_code(self, compiled: object) -> bool:
-        """Give the functions of an Inductor wrapper module the code of its dumped copy;
-        return whether ``compiled`` is Inductor's output."""
-        call = torch_internals.output_code_callable(compiled)
-        if call is None:
-            return False
-        function = getattr(call, "__func__", call)
-        code = getattr(function, "__code__", None)
-        if code is None or code.co_filename not in self._output_code:
-            self._warn("Inductor's output code runs from torch's cache folder, not the dump")
-            return True
-        self._swap_output_module(function.__globals__, code.co_filename)
-        return True
-
-    def _run_cached_output_code(self, graph: _Graph) -> None:
-        """After an AOTAutograd cache hit, which calls no compiler: the Inductor modules torch
-        loaded for ``graph`` from the FX graph cache run the code of their dumped copies."""
-        for path, (owner, _stage, _text) in list(self._output_code.items()):
-            if owner is not graph:
-                continue
-            module = torch_internals.output_code_module(path)
-            if module is None:
-                self._warn("Inductor's output code for %s runs from torch's cache folder, not the dump" % graph.name)
-                self._output_code.pop(path)
-            else:
-                self._swap_output_module(vars(module), path)
-
-    def _swap_output_module(self, module_globals: Dict[str, Any], filename: str) -> None:
-        graph, stage, text = self._output_code.pop(filename)
-        new_functions = code_tree(compile(text, str(self.session.path_of(graph_file(graph.name, stage))), "exec", dont_inherit=True))
-        swapped = 0
-        for qualname, old in module_functions(module_globals, filename):
-            new = new_functions.get(qualname)
-            if new is not None and swap_code(old, new):
-                swapped += 1
-        if swapped and stage not in graph.runs:
-            graph.runs.append(stage)
-
-    def _header(self, graph: _Graph, stage: str, inputs: Optional[List[Tuple[str, str, Optional[str]]]]) -> str:
+    def _header(self, graph: GraphState, stage: str, inputs: Optional[List[Tuple[str, str, Optional[str]]]]) -> str:
         lines = [
             "# %s: %s." % (graph.name, self._stage_title(graph, stage)),
             "# Backend %s; compile %s of %s." % (graph.backend, graph.compile_id or "?", graph.source or "?"),
@@ -605,7 +460,7 @@ class GraphDumper:
         return "\n".join(lines) + "\n\n"
 
     @staticmethod
-    def _stage_title(graph: _Graph, stage: str) -> str:
+    def _stage_title(graph: GraphState, stage: str) -> str:
         piece, base = naming.split_stage(stage)
         title = _STAGE_TITLES.get(base, base)
         if not piece:
@@ -613,7 +468,7 @@ class GraphDumper:
         name = graph.piece_names.get(piece)
         return "%s of the split graph%s: %s" % (piece.replace("_", " "), " (%s)" % name if name else "", title)
 
-    def _write(self, graph: _Graph, stage: str, text: str) -> Any:
+    def _write(self, graph: GraphState, stage: str, text: str) -> Any:
         name = graph_file(graph.name, stage)
         if not text.endswith("\n"):
             text += "\n"
@@ -621,7 +476,7 @@ class GraphDumper:
         graph.files[stage] = name
         return path
 
-    def _save(self, graph: _Graph) -> None:
+    def _save(self, graph: GraphState) -> None:
         try:
             self.session.record_graph(graph.record())
         except Exception as exc:
@@ -646,7 +501,7 @@ class GraphDumper:
             if name in self.graphs:
                 return
         module, output = torch_internals.compiled_graph_parts(compiled)
-        graph = _Graph(name, torch_name, compile_id, "inductor" if output is not None else "?")
+        graph = GraphState(name, torch_name, compile_id, "inductor" if output is not None else "?")
         graph.nodes = graph.ops = None  # type: ignore[assignment]  # no graph module: unknown
         graph.source = "%s (%s:%d)" % (code.co_name, code.co_filename, code.co_firstlineno)
         if module is not None:
@@ -664,8 +519,8 @@ class GraphDumper:
             with open(path, encoding="utf-8") as source:
                 text = self._header(graph, "inductor", None) + source.read()
             self._write(graph, "inductor", text)
-            self._output_code[path] = (graph, "inductor", text)
-            self._swap_output_module(function.__globals__, path)
+            self.outputs.written(path, graph, "inductor", graph_file(graph.name, "inductor"), text)
+            self.outputs.swap(function.__globals__, path)
         self._save(graph)
 
 
