@@ -368,7 +368,7 @@ def test_the_dumped_guards_are_torchs_guards(tmp_path):
     assert "(type(L['n']) is int and L['n'] == 1)" in text
 
 
-# --------------------------------------------------------------------------- ways to compile not dumped yet
+# --------------------------------------------------------------------------- other ways to compile
 
 AOT_COMPILE = '''
 import json, sys
@@ -378,18 +378,27 @@ import framescope
 def f(x):
     return torch.sin(x) + 1
 
+ran = set()
+
+def trace(frame, event, arg):
+    if frame.f_code.co_filename.startswith(sys.argv[1]):
+        ran.add(frame.f_code.co_filename.rsplit("/", 1)[1])
+    return None
+
 compiled = torch.compile(f, fullgraph=True, backend="eager")
 with framescope.dump(sys.argv[1]):
     artifact = compiled.aot_compile(((torch.ones(3),), {}))
-    artifact(torch.ones(3))
+    sys.settrace(trace)
+    y = artifact(torch.ones(3))
+    sys.settrace(None)
 index = json.load(open(sys.argv[1] + "/index.json"))
 print("RESULT " + json.dumps({"frames": [frame["id"] for frame in index["frames"]],
-                              "graphs": [[graph["frame"], graph["entry"]] for graph in index["graphs"]]}))
+                              "graphs": [[graph["frame"], graph["entry"]] for graph in index["graphs"]],
+                              "entries": [entry for frame in index["frames"] for entry in frame["entries"]],
+                              "ran": sorted(ran), "error": (y - torch.sin(torch.ones(3)) - 1).abs().max().item()}))
 '''
 
 
-@pytest.mark.xfail(strict=True, reason="torch.compile(...).aot_compile makes no cache entry and calls no bytecode "
-                                       "hook: the dump does not see its frame, guard or transformed code yet")
 def test_an_aot_compiled_function_is_dumped_like_a_frame(tmp_path):
     torch = pytest.importorskip("torch")
     if not hasattr(torch.compile(lambda x: x), "aot_compile"):
@@ -400,7 +409,11 @@ def test_an_aot_compiled_function_is_dumped_like_a_frame(tmp_path):
                           stderr=subprocess.PIPE, universal_newlines=True, timeout=400, cwd=str(tmp_path))
     assert done.returncode == 0, done.stderr[-6000:]
     result = json.loads([line for line in done.stdout.splitlines() if line.startswith("RESULT ")][-1][7:])
-    assert result["frames"] == ["f"] and result["graphs"] == [["f", 0]]
+    assert result["frames"] == ["f"] and result["graphs"] == [["f", 0]] and result["error"] == 0.0
+    (entry,) = result["entries"]
+    assert entry["decompiled"] and entry["guard"] and entry["guard_count"]
+    # Its transformed code runs from the dumped file, and so does its graph.
+    assert {entry["file"], "__compiled_fn_1.dynamo.py"} <= set(result["ran"])
 
 
 @pytest.mark.skipif(sys.version_info >= (3, 12), reason="counted through sys.monitoring on 3.12+")

@@ -63,6 +63,22 @@ class Capture:
             )
             return None
 
+    def on_aot_compiled(self, parts: torch_internals.AotCompiled) -> None:
+        """A function ``torch.compile(...).aot_compile(...)`` compiled: it makes no cache entry,
+        so it is dumped here as a frame with one entry, whose code then runs from its file."""
+        from framescope.dump import graphs
+
+        try:
+            with self.session.lock:
+                compile_id = graphs.compile_id_of(self.session, parts.backend_id)
+                code = self.record_entry(parts.original_code, parts.dynamo_code, compile_id,
+                                         parts.function.__globals__, before=False, manager=parts.guard_manager)
+                if code is not None:
+                    parts.function.__code__ = code
+        except Exception as exc:
+            self.session.warn("internal error while dumping the aot_compile of %s: %s: %s"
+                              % (parts.original_code.co_name, type(exc).__name__, exc))
+
     def on_start(self) -> None:
         hide_debugger(self.session)
         try:
@@ -139,10 +155,13 @@ class Capture:
         compile_id: Optional[str],
         module_globals: Optional[Dict[str, object]],
         before: bool,
+        manager: object = None,
     ) -> Optional[types.CodeType]:
         """Dump one cache entry of ``code`` whose code is Dynamo's ``new_code``; return the
         code compiled from its file (None: keep Dynamo's). ``before``: torch made the entry
-        before the dump began, and it keeps running Dynamo's code."""
+        before the dump began, and it keeps running Dynamo's code. ``manager``: the entry's
+        guard manager, where it is known now (else it is read from torch's cache entry
+        once torch has made it)."""
         session = self.session
         state = session.frame_state(code)
         frame = state.record
@@ -185,7 +204,11 @@ class Capture:
         self.counter.watch(runs)
         state.entry_codes.append(runs)
         state.entry_sources.append(result.source)
-        self.pending.append((state, entry, runs))
+        if manager is None:
+            self.pending.append((state, entry, runs))
+        else:
+            entry["guard"] = list(getattr(manager, "code_parts", None) or ())
+            self.read_guard_tree(state, entry, manager)
         self.link_resumes(state, entry, new_code, module_globals)
         if unwritten is not None:
             session.warn("cache entry %d of %s runs Dynamo's own code: %s" % (index, frame["qualname"], unwritten))
@@ -406,6 +429,8 @@ def start(session: DumpSession) -> Capture:
     try:
         capture.counter.start()
         capture.handles.append(torch_internals.Removable(capture.counter.stop))
+        if not torch_internals.missing(torch_internals.AOT_COMPILE):
+            capture.handles.append(torch_internals.hook_aot_compile(capture.on_aot_compiled))
         capture.handles.append(torch_internals.on_compile_start(capture.on_start))
         for module_name in _PARTS:
             try:

@@ -543,6 +543,18 @@ def adopt(session: Any, torch_name: str, compiled: object, compile_id: Optional[
         dumper.adopt(torch_name, compiled, compile_id, code)
 
 
+def compile_id_of(session: Any, torch_name: str) -> Optional[str]:
+    """torch's compile id of the graph torch named ``torch_name`` in the dump of ``session``."""
+    dumper = _dumpers.get(id(session))
+    if dumper is None:
+        return None
+    with session.lock:
+        for graph in dumper.graphs.values():
+            if graph.torch_name == torch_name:
+                return graph.compile_id
+    return None
+
+
 def stop(session: Any) -> None:
     """Stop dumping graphs into ``session``; code already compiled keeps running from the
     dumped files."""

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from framescope.errors import UnsupportedTorchError  # noqa: F401  (raised here, also exported here)
 from framescope.torch_internals.probes import (
+    AOT_COMPILE,
     AOT_GRAPHS,
     DEBUG,
     DEPYF_DISPATCH,
@@ -66,6 +67,7 @@ from framescope.torch_internals.frames import (
 from framescope.torch_internals.guard_tree import EPILOGUE, GuardLeaf, leaves
 from framescope.torch_internals.compiles import (
     AOT_COMPILERS,
+    AotCompiled,
     Removable,
     TraceRecord,
     add_trace_listener,
@@ -80,6 +82,7 @@ from framescope.torch_internals.compiles import (
     entry_guard,
     graph_identity,
     graph_input_source,
+    hook_aot_compile,
     hook_aot_compilers,
     hook_backend_calls,
     is_generated_function,
@@ -100,6 +103,8 @@ __all__ = [
     "leaves",
     "UnsupportedTorchError",
     "AOT_COMPILERS",
+    "AotCompiled",
+    "AOT_COMPILE",
     "AOT_GRAPHS",
     "DEBUG",
     "DEPYF_DISPATCH",
@@ -134,6 +139,7 @@ __all__ = [
     "graph_identity",
     "graph_input_source",
     "guarded_result",
+    "hook_aot_compile",
     "hook_aot_compilers",
     "hook_backend_calls",
     "is_generated_function",

@@ -9,7 +9,8 @@ import types
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
 from framescope.torch_internals.frames import framescope_side, keep_out_of_dynamo, program_side, raw_entries
-from framescope.torch_internals.probes import AOT_GRAPHS, DEBUG, DEPYF_INSTALL, DUMP, GRAPHS, PROVENANCE, TRACE, require
+from framescope.torch_internals.probes import (AOT_COMPILE, AOT_GRAPHS, DEBUG, DEPYF_INSTALL, DUMP, GRAPHS, PROVENANCE,
+                                               TRACE, require)
 
 
 # --------------------------------------------------------------------------- framescope.dump
@@ -48,6 +49,50 @@ def register_bytecode_hook(
 
     keep_out_of_dynamo(bytecode_hook)
     return Removable(convert_frame.register_bytecode_hook(bytecode_hook).remove)
+
+
+class AotCompiled(NamedTuple):
+    """What ``torch.compile(fn, fullgraph=True).aot_compile(...)`` made, in plain terms."""
+
+    #: The compiled function's own code.
+    original_code: types.CodeType
+    #: Dynamo's code for it (what a cache entry would run).
+    dynamo_code: types.CodeType
+    #: The function that runs Dynamo's code when the artifact is called (its globals hold
+    #: the graph under ``backend_id``).
+    function: types.FunctionType
+    #: The guard manager the artifact checks before each call.
+    guard_manager: Any
+    #: torch's name of the graph the code calls (``__compiled_fn_<n>_<uuid>``).
+    backend_id: str
+
+
+def hook_aot_compile(callback: Callable[[AotCompiled], None]) -> Removable:
+    """Call ``callback(parts)`` with each function ``torch.compile(...).aot_compile(...)``
+    compiles from now on, after torch made it and before the program gets it."""
+    require(AOT_COMPILE)
+    from torch._dynamo import aot_compile as module
+
+    original = module.aot_compile_fullgraph
+    compile_as_torch_does = program_side(original)
+
+    def hooked(*args: Any, **kwargs: Any) -> Any:
+        compiled = compile_as_torch_does(*args, **kwargs)
+        artifacts = getattr(compiled, "_artifacts", None)
+        function = getattr(compiled, "fn", None)
+        if artifacts is not None and isinstance(function, types.FunctionType):
+            callback(AotCompiled(artifacts.original_code, artifacts.runtime_env.bytecode, function,
+                                 artifacts.guard_manager, artifacts.backend_id))
+        return compiled
+
+    aot_compile_fullgraph = framescope_side(hooked)
+    module.aot_compile_fullgraph = aot_compile_fullgraph
+
+    def remove() -> None:
+        if module.aot_compile_fullgraph is aot_compile_fullgraph:
+            module.aot_compile_fullgraph = original
+
+    return Removable(remove)
 
 
 def on_compile_start(callback: Callable[[], None]) -> Removable:

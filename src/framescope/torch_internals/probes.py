@@ -31,6 +31,7 @@ AOT_GRAPHS = "framescope.dump (AOTAutograd and Inductor graph files)"
 TRACE = "framescope.dump (graph breaks and recompile reasons)"
 DEBUG = "framescope.debug"
 GUARD_HOOK = "framescope.dump (calls that missed every cache entry)"
+AOT_COMPILE = "framescope.dump (functions compiled with torch.compile(...).aot_compile)"
 PROVENANCE = "framescope.dump (the user lines of Inductor's kernels)"
 DEPYF_INSTALL = "framescope.depyf.install"
 DEPYF_DISPATCH = "framescope.depyf.optimization.TorchCompileWrapperWithCustomDispatcher"
@@ -67,6 +68,14 @@ INTERNALS = (
     Internal(_EVAL_FRAME + "get_eval_frame_callback", (EVALFRAME,)),
     Internal(_EVAL_FRAME + "set_code_exec_strategy", _SKIPPING),
     Internal(_EVAL_FRAME + "reset_code", (EVALFRAME,)),
+    # torch.compile(fn, fullgraph=True).aot_compile(...) compiles through this function and
+    # returns an AOTCompiledFunction (its _artifacts: original_code, runtime_env.bytecode,
+    # guard_manager, backend_id; fn, the function it calls).
+    Internal("torch._dynamo.aot_compile:aot_compile_fullgraph", (AOT_COMPILE,),
+             params=("model", "example_inputs", "hooks", "backend")),
+    Internal("torch._dynamo.aot_compile:CompileArtifacts", (AOT_COMPILE,),
+             params=("guard_manager", "backend_id", "original_code", "runtime_env")),
+    Internal("torch._dynamo.convert_frame:GraphRuntimeEnv", (AOT_COMPILE,), params=("bytecode",)),
     # Called after each guard check of a frame with entries, with whether one passed.
     Internal(_EVAL_FRAME + "set_guard_complete_hook", (GUARD_HOOK,)),
     Internal(_EVAL_FRAME + "_debug_get_cache_entry_list", (EVALFRAME, DUMP, DEPYF_DISPATCH)),
