@@ -30,8 +30,23 @@ _COMMENT_LIMIT = 160
 
 
 def write(session: "DumpSession", state: "FrameState") -> None:
-    """(Re)write the full-code file of a frame."""
+    """(Re)write the full-code file of a frame, unless nothing it shows has changed since."""
+    shown = _shown(session, state)
+    if shown == state.full_code_shown:
+        return
     session.write(state.record["full_code"], render(session, state))
+    state.full_code_shown = shown
+
+
+def _shown(session: "DumpSession", state: "FrameState") -> tuple:
+    """What a frame's full-code file shows that can change while the dump runs: its entries
+    and their guards, the resume functions and graphs they call (and those graphs' files)."""
+    entries = tuple((entry["index"], len(entry["guard"]), entry.get("guard_count"), tuple(entry["calls_resume"]),
+                     tuple(entry["graphs"]), entry.get("recompile_reason"))
+                    for entry in state.record["entries"])
+    graphs = tuple(tuple(_graph_files(session, name)) for entry in state.record["entries"] for name in entry["graphs"])
+    resumes = tuple((name, session.frame_id(code)) for name, code in sorted(state.resume_globals.items()))
+    return (entries, resumes, graphs, tuple(state.guard_leaves), state.record["resume_of"])
 
 
 def render(session: "DumpSession", state: "FrameState") -> str:

@@ -132,11 +132,13 @@ class GraphDumper:
 
     def start(self) -> None:
         self._installed = []
-        if not getattr(self.session, "caches", True):
+        if not self.session.caches:
             caches = torch_internals.no_compile_caches()
             caches.__enter__()
             self._installed.append(torch_internals.Removable(lambda: caches.__exit__(None, None, None)))
-        if not torch_internals.missing(torch_internals.PROVENANCE):
+        # Provenance tracking changes Inductor's output code and so its cache keys: only
+        # where the caches are off anyway.
+        if not self.session.caches and not torch_internals.missing(torch_internals.PROVENANCE):
             provenance = torch_internals.provenance_tracking()
             provenance.__enter__()
             self._installed.append(torch_internals.Removable(lambda: provenance.__exit__(None, None, None)))
@@ -170,7 +172,10 @@ class GraphDumper:
             graph = self._new_graph(gm, example_inputs, backend)
             if code is not None:
                 graph.source = "%s (%s:%d)" % (code.co_name, code.co_filename, code.co_firstlineno)
-            self._write_module(graph, "dynamo", gm, example_inputs, run=True)
+            # Written now, to read while the backend compiles; it runs from its file only
+            # once the backend is done: the compile caches' keys hash the module as torch
+            # made it.
+            self._write_module(graph, "dynamo", gm, example_inputs, run=False)
         except Exception as exc:  # framescope's own failure must not stop the compile
             self._warn("could not dump the graph %s: %s" % (getattr(graph, "name", "?"), exc))
         if graph is None:
@@ -184,6 +189,9 @@ class GraphDumper:
             self._flush_pre_grad(graph, "")
             self._save(graph)
         try:
+            if not graph.aot_compiled:  # else AOTAutograd's graphs run, not Dynamo's
+                self._write_module(graph, "dynamo", gm, example_inputs, run=True)
+                self._save(graph)
             self._backend_result(graph, gm, example_inputs, compiled)
         except Exception as exc:
             self._warn("could not dump the graph %s returned for %s: %s" % (graph.backend, graph.name, exc))
@@ -230,6 +238,7 @@ class GraphDumper:
             self._context.pre_grad = None
             return call()
         graph, prefix = target
+        graph.aot_compiled = True
         self._flush_pre_grad(graph, prefix)
         self._context.stack.append((graph, "aot", prefix))
         self._context.loaded = set()

@@ -201,6 +201,7 @@ def _spelled(type_name: str) -> bool:
     return re.fullmatch(r"torch(\.[A-Za-z_]\w*)+", type_name) is not None
 
 
+@functools.lru_cache(maxsize=4096)
 def _usable(text: str) -> bool:
     """Whether ``text`` is a Python expression using only names the full-code file has."""
     try:

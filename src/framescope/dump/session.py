@@ -59,6 +59,8 @@ class FrameState:
         #: Entry index -> the leaves of torch's guard tree for it (torch_internals.GuardLeaf),
         #: once torch has built the entry.
         self.guard_leaves: Dict[int, List[Any]] = {}
+        #: What the full-code file showed when last written (fullcode.write), or None.
+        self.full_code_shown: Optional[tuple] = None
 
 
 class DumpSession:
