@@ -11,6 +11,7 @@ its object, not by its place.
 from __future__ import annotations
 
 import ast
+import functools
 from typing import Any, List, NamedTuple, Optional, Tuple
 
 #: The first step of the path of an epilogue guard (checked after every other guard).
@@ -84,6 +85,7 @@ def _parts(leaf: Any) -> Tuple[str, ...]:
     return tuple(_without_comment(part) for part in parts if isinstance(part, str))
 
 
+@functools.lru_cache(maxsize=8192)
 def _without_comment(part: str) -> str:
     """torch's verbose text without the ``# user line`` comment it appends."""
     head, sep, _tail = part.partition("  # ")
