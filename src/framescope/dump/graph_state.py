@@ -61,8 +61,6 @@ class GraphState:
         self.kernel_lines: List[Dict[str, Any]] = []
         #: (stage, torch's kernel key) -> that kernel's item of kernel_lines.
         self.kernel_keys: Dict[Tuple[str, str], Dict[str, Any]] = {}
-        #: Whether AOTAutograd compiled it (or a piece of it): Dynamo's graph then never runs.
-        self.aot_compiled = False
         #: What each compile cache did: "fx_graph", "fx_graph_backward", "aot_autograd" (with
         #: a "piece_<k>." prefix for a piece) -> "hit", "miss" or "bypass".
         self.caches: Dict[str, str] = {}

@@ -172,10 +172,10 @@ class GraphDumper:
             graph = self._new_graph(gm, example_inputs, backend)
             if code is not None:
                 graph.source = "%s (%s:%d)" % (code.co_name, code.co_filename, code.co_firstlineno)
-            # Written now, to read while the backend compiles; it runs from its file only
-            # once the backend is done: the compile caches' keys hash the module as torch
-            # made it.
-            self._write_module(graph, "dynamo", gm, example_inputs, run=False)
+            # Every backend but Inductor gets Dynamo's graph running from its file (a backend
+            # that calls it while it compiles stops in the file). Inductor never runs it, and
+            # its compile caches hash the module as torch made it.
+            self._write_module(graph, "dynamo", gm, example_inputs, run=graph.backend != "inductor")
         except Exception as exc:  # framescope's own failure must not stop the compile
             self._warn("could not dump the graph %s: %s" % (getattr(graph, "name", "?"), exc))
         if graph is None:
@@ -189,9 +189,6 @@ class GraphDumper:
             self._flush_pre_grad(graph, "")
             self._save(graph)
         try:
-            if not graph.aot_compiled:  # else AOTAutograd's graphs run, not Dynamo's
-                self._write_module(graph, "dynamo", gm, example_inputs, run=True)
-                self._save(graph)
             self._backend_result(graph, gm, example_inputs, compiled)
         except Exception as exc:
             self._warn("could not dump the graph %s returned for %s: %s" % (graph.backend, graph.name, exc))
@@ -238,7 +235,6 @@ class GraphDumper:
             self._context.pre_grad = None
             return call()
         graph, prefix = target
-        graph.aot_compiled = True
         self._flush_pre_grad(graph, prefix)
         self._context.stack.append((graph, "aot", prefix))
         self._context.loaded = set()
