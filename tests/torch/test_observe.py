@@ -13,7 +13,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
-from typing import Any, Dict
+from typing import Any, Dict, Optional
 
 import pytest
 
@@ -126,6 +126,19 @@ finish(main)
 '''
 
 
+def run_file(path: Path, *args: str, cache_dir: Optional[Path] = None, **env: str) -> Dict[str, Any]:
+    """Run the program file ``path`` in a fresh interpreter (its folder the current one, a
+    cache folder of its own: ``cache_dir`` or one next to it); return what it printed after
+    ``RESULT``."""
+    environment = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(cache_dir or path.parent / "cache"), **env)
+    done = subprocess.run([sys.executable, str(path)] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, timeout=600, cwd=str(path.parent), env=environment)
+    assert done.returncode == 0, done.stderr[-6000:]
+    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
+    assert lines, done.stderr[-4000:]
+    return json.loads(lines[-1][len("RESULT "):])
+
+
 def run_both(folder: Path, program: str, backend: str, timeout: float = 400) -> Dict[str, Any]:
     """Run ``program`` plainly and inside a dump; return {"plain": ..., "dump": ...} of what
     each recorded, and ``folder`` / ``dump``."""
@@ -134,13 +147,7 @@ def run_both(folder: Path, program: str, backend: str, timeout: float = 400) -> 
     results: Dict[str, Any] = {}
     # Each run compiles cold: the same starting point for both.
     for label, args in (("plain", []), ("dump", [str(folder / "dump")])):
-        env = dict(os.environ, BACKEND=backend, TORCHINDUCTOR_CACHE_DIR=str(folder / ("cache_" + label)))
-        done = subprocess.run([sys.executable, str(path)] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              universal_newlines=True, timeout=timeout, cwd=str(folder), env=env)
-        assert done.returncode == 0, done.stderr[-6000:]
-        lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
-        assert lines, done.stderr[-4000:]
-        results[label] = json.loads(lines[-1][len("RESULT "):])
+        results[label] = run_file(path, *args, cache_dir=folder / ("cache_" + label), BACKEND=backend)
     results["dump_folder"] = folder / "dump"
     return results
 
@@ -221,11 +228,7 @@ print("RESULT " + json.dumps({"ran": sorted(ran), "y": y.tolist()}))
 def run_cached(folder: Path, dump: str, caches: str, cache_dir: Path) -> Dict[str, Any]:
     path = folder / "cached.py"
     path.write_text(CACHED)
-    env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(cache_dir))
-    done = subprocess.run([sys.executable, str(path), str(folder / dump), caches], stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, universal_newlines=True, timeout=400, cwd=str(folder), env=env)
-    assert done.returncode == 0, done.stderr[-6000:]
-    result = json.loads([line for line in done.stdout.splitlines() if line.startswith("RESULT ")][-1][7:])
+    result = run_file(path, str(folder / dump), caches, cache_dir=cache_dir)
     if caches != "plain":
         result["index"] = json.loads((folder / dump / "index.json").read_text())
     return result
@@ -320,11 +323,7 @@ print("RESULT " + json.dumps({"ran": sorted(ran), "error": (y - torch.cos(x) - 1
 def test_entries_compiled_before_the_dump_are_dumped(tmp_path):
     path = tmp_path / "before.py"
     path.write_text(BEFORE)
-    env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "cache"))
-    done = subprocess.run([sys.executable, str(path), str(tmp_path / "dump")], stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, universal_newlines=True, timeout=400, cwd=str(tmp_path), env=env)
-    assert done.returncode == 0, done.stderr[-6000:]
-    result = json.loads([line for line in done.stdout.splitlines() if line.startswith("RESULT ")][-1][7:])
+    result = run_file(path, str(tmp_path / "dump"))
     index = json.loads((tmp_path / "dump" / "index.json").read_text())
     assert result["error"] < 1e-6
     frames = {frame["id"]: frame for frame in index["frames"]}
@@ -367,10 +366,7 @@ GUARD_PROBES = 'import json, runpy, sys\nimport torch\nimport framescope\nfrom t
 def test_the_dumped_guards_are_torchs_guards(tmp_path):
     path = tmp_path / "probe.py"
     path.write_text(GUARD_PROBES)
-    done = subprocess.run([sys.executable, str(path), str(tmp_path / "dump")], stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, universal_newlines=True, timeout=400, cwd=str(tmp_path))
-    assert done.returncode == 0, done.stderr[-6000:]
-    result = json.loads([line for line in done.stdout.splitlines() if line.startswith("RESULT ")][-1][7:])
+    result = run_file(path, str(tmp_path / "dump"))
     verdicts = result["verdicts"]
     differ = [item for item in verdicts if item["ours"] != item["torch"]]
     assert differ == []
@@ -425,10 +421,7 @@ def test_an_aot_compiled_function_is_dumped_like_a_frame(tmp_path):
         pytest.skip("this torch has no aot_compile")
     path = tmp_path / "aot.py"
     path.write_text(AOT_COMPILE)
-    done = subprocess.run([sys.executable, str(path), str(tmp_path / "dump")], stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, universal_newlines=True, timeout=400, cwd=str(tmp_path))
-    assert done.returncode == 0, done.stderr[-6000:]
-    result = json.loads([line for line in done.stdout.splitlines() if line.startswith("RESULT ")][-1][7:])
+    result = run_file(path, str(tmp_path / "dump"))
     assert result["frames"] == ["f"] and result["graphs"] == [["f", 0]] and result["error"] == 0.0
     (entry,) = result["entries"]
     assert entry["decompiled"] and entry["guard"] and entry["guard_count"]
@@ -442,9 +435,6 @@ def test_an_aot_compiled_function_is_dumped_like_a_frame(tmp_path):
 def test_calls_are_counted_before_python_3_12(tmp_path):
     path = tmp_path / "before.py"
     path.write_text(BEFORE)
-    done = subprocess.run([sys.executable, str(path), str(tmp_path / "dump")], stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, universal_newlines=True, timeout=400, cwd=str(tmp_path),
-                          env=dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "cache")))
-    assert done.returncode == 0, done.stderr[-6000:]
+    run_file(path, str(tmp_path / "dump"))
     index = json.loads((tmp_path / "dump" / "index.json").read_text())
     assert all(entry["calls"] is not None for frame in index["frames"] for entry in frame["entries"])

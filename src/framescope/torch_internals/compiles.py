@@ -85,12 +85,20 @@ def hook_aot_compile(callback: Callable[[AotCompiled], None]) -> Removable:
                                  artifacts.guard_manager, artifacts.backend_id))
         return compiled
 
-    aot_compile_fullgraph = framescope_side(hooked)
-    module.aot_compile_fullgraph = aot_compile_fullgraph
+    return _replace(module, "aot_compile_fullgraph", original, hooked)
+
+
+def _replace(owner: Any, name: str, original: Callable[..., Any], hooked: Callable[..., Any]) -> Removable:
+    """Put ``hooked`` (framescope's code, which calls torch's ``original`` through
+    program_side) in place of ``owner.name``; the Removable puts ``original`` back, unless
+    something replaced framescope's function since."""
+    replacement = framescope_side(hooked)
+    replacement.__wrapped__ = original  # type: ignore[attr-defined]
+    setattr(owner, name, replacement)
 
     def remove() -> None:
-        if module.aot_compile_fullgraph is aot_compile_fullgraph:
-            module.aot_compile_fullgraph = original
+        if getattr(owner, name, None) is replacement:
+            setattr(owner, name, original)
 
     return Removable(remove)
 
@@ -312,15 +320,7 @@ def hook_backend_calls(
             lambda: compile_as_torch_does(self, gm, example_inputs),
         )
 
-    call_user_compiler = framescope_side(hooked)
-    call_user_compiler.__wrapped__ = original  # type: ignore[attr-defined]
-    OutputGraph.call_user_compiler = call_user_compiler
-
-    def remove() -> None:
-        if OutputGraph.__dict__.get("call_user_compiler") is call_user_compiler:
-            OutputGraph.call_user_compiler = original
-
-    return Removable(remove)
+    return _replace(OutputGraph, "call_user_compiler", original, hooked)
 
 
 #: The compiler arguments of aot_module_simplified, each ``compiler(graph_module, inputs)``.
@@ -353,14 +353,7 @@ def hook_aot_compilers(
                 kwargs[kind] = _wrap_aot_compiler(wrap, kind, kwargs[kind], mod)
         return around(mod, lambda: compile_as_torch_does(mod, args, *rest, **kwargs))
 
-    aot_module_simplified = framescope_side(hooked)
-    common.aot_module_simplified = aot_module_simplified
-
-    def remove() -> None:
-        if common.aot_module_simplified is aot_module_simplified:
-            common.aot_module_simplified = original
-
-    return Removable(remove)
+    return _replace(common, "aot_module_simplified", original, hooked)
 
 
 def _wrap_aot_compiler(
