@@ -268,7 +268,7 @@ def test_a_cache_a_plain_run_filled_serves_the_dumped_run(tmp_path):
     cache_dir = tmp_path / "cache"
     plain = run_cached(tmp_path, "unused", "plain", cache_dir)
     dumped = run_cached(tmp_path, "dump", "on", cache_dir)
-    assert dumped["y"] == plain["y"]
+    assert dumped["y"] == plain["y"] and len(dumped["index"]["graphs"]) == 2
     for graph in dumped["index"]["graphs"]:
         assert graph["caches"]["aot_autograd"] == "hit" and graph["caches"]["fx_graph"] == "hit", graph
 
@@ -278,6 +278,7 @@ def test_caches_off_compiles_every_stage(tmp_path):
     cache_dir = tmp_path / "cache"
     run_cached(tmp_path, "first", "on", cache_dir)
     off = run_cached(tmp_path, "off", "off", cache_dir)
+    assert len(off["index"]["graphs"]) == 2
     for graph in off["index"]["graphs"]:
         assert graph["caches"] == {}
         assert {"pre_grad", "aot_forward", "post_grad", "inductor"} <= set(graph["files"])

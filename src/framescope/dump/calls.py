@@ -38,8 +38,6 @@ class CallCounter:
         self.codes: List[types.CodeType] = []
         #: Calls whose frame had entries and none of whose guards passed.
         self.missed = 0
-        #: Calls one of whose entries' guards passed (all frames together).
-        self.hits = 0
         self._tool: Optional[int] = None
         self._hook: Optional[torch_internals.Removable] = None
 
@@ -65,11 +63,6 @@ class CallCounter:
             monitoring.register_callback(tool, monitoring.events.PY_START, None)
             monitoring.free_tool_id(tool)
 
-    @property
-    def counting_entries(self) -> bool:
-        """Whether entries' calls are counted (CPython 3.12+, a free monitoring tool id)."""
-        return self._tool is not None
-
     def watch(self, code: types.CodeType) -> None:
         """Count the calls of ``code`` (the code a cache entry runs) from now on."""
         if self._tool is None or id(code) in self.counts:
@@ -91,9 +84,7 @@ class CallCounter:
             self.counts[key] += 1
 
     def _guards_checked(self, hit: bool) -> None:
-        if hit:
-            self.hits += 1
-        else:
+        if not hit:
             self.missed += 1
 
 

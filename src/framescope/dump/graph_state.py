@@ -80,6 +80,15 @@ class GraphState:
             self.kernel_lines.append(item)
         return item
 
+    def measure(self, gm: Any) -> List[Any]:
+        """Take Dynamo's GraphModule as this graph's (weakly) and count its nodes and its
+        operations (``call_*`` nodes); return the nodes."""
+        self.module = weakref.ref(gm)
+        nodes = list(gm.graph.nodes)
+        self.nodes = len(nodes)
+        self.ops = sum(1 for node in nodes if node.op in ("call_function", "call_method", "call_module"))
+        return nodes
+
     def stage_prefix(self, module: Any) -> str:
         """"" for Dynamo's graph itself, "piece_<k>." for a piece of it (one made on first sight)."""
         # Inductor's pre-grad passes may hand AOTAutograd a new module; it keeps Dynamo's name.

@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import threading
 import types
-import weakref
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from framescope import torch_internals, torch_text
@@ -214,10 +213,7 @@ class GraphDumper:
         full_name, compile_id = torch_internals.graph_identity(gm)
         name = self.session.graph_name(full_name)
         graph = GraphState(name, full_name, compile_id, torch_internals.backend_name(backend))
-        graph.module = weakref.ref(gm)
-        nodes = list(gm.graph.nodes)
-        graph.nodes = len(nodes)
-        graph.ops = sum(1 for node in nodes if node.op in ("call_function", "call_method", "call_module"))
+        nodes = graph.measure(gm)
         graph.inputs = [shape for _name, shape, _source in placeholder_inputs(gm, example_inputs, False)]
         with self.session.lock:
             self.graphs[name] = graph
@@ -493,8 +489,7 @@ class GraphDumper:
         except Exception:  # a session torn down under us: nothing left to tell
             pass
 
-
-# --------------------------------------------------------------------------- graphs compiled before
+    # ------------------------------------------------------------------ graphs compiled before
 
     def adopt(self, torch_name: str, compiled: object, compile_id: Optional[str], code: types.CodeType) -> None:
         """Dump a graph torch compiled before the dump began, from what its cache entry calls
@@ -511,10 +506,7 @@ class GraphDumper:
         graph.source = "%s (%s:%d)" % (code.co_name, code.co_filename, code.co_firstlineno)
         if module is not None:
             graph.backend = "eager"
-            graph.module = weakref.ref(module)
-            nodes = list(module.graph.nodes)
-            graph.nodes = len(nodes)
-            graph.ops = sum(1 for node in nodes if node.op in ("call_function", "call_method", "call_module"))
+            graph.measure(module)
             self._write_module(graph, "dynamo", module, (), run=False)
         with self.session.lock:
             self.graphs[name] = graph
