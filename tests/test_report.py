@@ -512,3 +512,21 @@ def test_compile_time_by_phase_is_a_chart_and_a_summary_line(dump_dir, tmp_path)
     assert "<title>f: code generation and kernel compiles 4.00 s</title>" in chart
     assert chart.count('<rect x="') == 4 * len(dump.frames) + 4  # four phases per frame, and the legend
     assert "Compile caches: inductor fx misses %d." % sum(len(f.entries) for f in dump.frames) in chart
+
+
+def test_a_graph_page_says_what_the_compile_caches_did(dump_dir, tmp_path):
+    def served(data):
+        graph = data["graphs"][0]
+        graph.pop("kernels", None)
+        graph.update(caches={"aot_autograd": "hit", "fx_graph": "hit"}, cache_saved_s={"aot_autograd": 1.5})
+
+    edit_index(dump_dir, served)
+    out = tmp_path / "html"
+    write_report(load_dump(str(dump_dir)), str(out))
+    text = " ".join(read_page(out / "graph___compiled_fn_1.html").text)
+    assert "served from the compile cache: aot_autograd hit (saved 1.5 s), fx_graph hit" in text
+    assert "no files for pre_grad (torch skips those stages on a hit)" in text
+    # No kernel lines: the dump left provenance tracking off to keep the caches' keys.
+    assert "is on only in a dump with the caches off" in text
+    other = " ".join(read_page(out / "graph___compiled_fn_2.html").text)
+    assert "served from the compile cache" not in other and "is on only in a dump" not in other

@@ -341,11 +341,17 @@ def kernels_by_line(site: Site, block) -> Dict[int, List[str]]:
 def kernels_section(site: Site, graph: Graph) -> str:
     """Each kernel of the graph's Inductor code, where it is defined, and the user lines it computes."""
     if not graph.kernels:
-        if any(split_stage(stage)[1].startswith("inductor") for stage in graph.files):
-            return ('<section id="kernels"><h2>Kernels and the lines they compute</h2><p>torch %s gave no '
-                    'provenance for this graph\'s kernels (Inductor tracks it from torch 2.8 on).</p></section>'
-                    % esc(site.dump.torch or ""))
-        return ""
+        if not any(split_stage(stage)[1].startswith("inductor") for stage in graph.files):
+            return ""
+        if graph.caches:  # the caches were on: the dump left provenance tracking off
+            why = ("The dump kept torch.compile's caches on, and Inductor's provenance tracking, which "
+                   "changes their keys, is on only in a dump with the caches off (framescope run --cold, "
+                   "framescope.dump(..., caches=False))")
+        else:
+            why = "torch %s gave no provenance for this graph's kernels (Inductor tracks it from torch 2.8 on)" % (
+                site.dump.torch or "")
+        return ('<section id="kernels"><h2>Kernels and the lines they compute</h2><p>%s.</p></section>'
+                % esc(why))
     rows = []
     for number, kernel in enumerate(graph.kernels):
         line = kernel_definition(site.dump_text(graph.files.get(kernel.stage)), kernel.kernel)
