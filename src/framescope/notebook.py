@@ -148,8 +148,7 @@ def _frame_pages(dump: Any, report: Optional[str]) -> dict:
 
 
 def _frames(dump: Any, pages: dict) -> str:
-    from framescope.dump.index import cache_summary
-    from framescope.report.summary import entry_use
+    from framescope.dump.index import cache_summary, entry_use
 
     if not dump.frames:
         return "<p>No frame was compiled.</p>"

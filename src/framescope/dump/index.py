@@ -92,6 +92,18 @@ def cache_summary(graph: Graph) -> str:
     return text
 
 
+def entry_use(entry: Entry) -> str:
+    """How an entry was used while the dump was on: ``12 calls``, ``never used after
+    compiling``, ``compiled before the dump began``; "" when nothing is known."""
+    parts = []
+    if entry.calls is not None:
+        parts.append("never used after compiling" if entry.calls == 0 else
+                     "%d call%s" % (entry.calls, "" if entry.calls == 1 else "s"))
+    if entry.compiled_before_dump:
+        parts.append("compiled before the dump began")
+    return ", ".join(parts)
+
+
 def to_json(data: Dict[str, Any]) -> str:
     """index.json's text."""
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
@@ -178,9 +190,7 @@ def _entry_line(entry: Dict[str, Any]) -> str:
         parts.append("continues in %s" % ", ".join("`%s`" % name for name in entry["calls_resume"]))
     if entry.get("recompile_reason"):
         parts.append("recompiled because `%s`" % entry["recompile_reason"])
-    if entry.get("calls") is not None:
-        parts.append("served %d call%s" % (entry["calls"], "" if entry["calls"] == 1 else "s")
-                     + (" (never used after compiling)" if entry["calls"] == 0 else ""))
-    if entry.get("compiled_before_dump"):
-        parts.append("compiled before the dump began (runs torch's copy of the code)")
+    use = entry_use(record(Entry, entry, []))
+    if use:
+        parts.append(use)
     return "; ".join(parts)

@@ -9,15 +9,14 @@ from urllib.parse import quote
 from framescope.report.highlight import style_css
 from framescope.report.html import (CSS, INDEX, Site, code_block, definition_list, esc, page, same_file,
                                     safe_name)
-from framescope.dump.index import cache_summary
+from framescope.dump.index import cache_summary, entry_use
 from framescope.dump.records import Dump, Frame, Graph, GraphBreak, Kernel
 from framescope.report.readable import skipped_frame, where
 from framescope import torch_text
 from framescope.torch_text import break_summary, failed_guards, resumed_name
 from framescope.dump.naming import split_stage
 from framescope.report.chart import phase_totals, phases_chart
-from framescope.report.summary import (argument_changes, compile_time, distinct_breaks, entry_use, plural, seconds,
-                                       user_line)
+from framescope.report.summary import argument_changes, compile_time, distinct_breaks, plural, seconds, user_line
 
 STAGE_TITLES = {
     "dynamo": "Dynamo FX graph",

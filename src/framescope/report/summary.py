@@ -4,8 +4,8 @@ from __future__ import annotations
 from typing import Dict, List, NamedTuple, Optional, Tuple
 
 from framescope.report.chart import phase_totals
-from framescope.dump.index import cache_summary
-from framescope.dump.records import Dump, Entry, Frame, GraphBreak, Recompile
+from framescope.dump.index import cache_summary, entry_use
+from framescope.dump.records import Dump, Frame, GraphBreak, Recompile
 from framescope.report.readable import guard_summary, guarded_names, recompile_advice, skipped_frame, where
 from framescope.report.source import source_line
 from framescope.torch_text import break_summary, resumed_name
@@ -144,17 +144,6 @@ def extra_totals(dump: Dump) -> List[str]:
     if dump.calls_missed:
         parts.append("%s missed every cache entry" % plural(dump.calls_missed, "call"))
     return parts
-
-
-def entry_use(entry: Entry) -> str:
-    """How an entry was used while the dump was on: ``12 calls``, ``never used after
-    compiling``, ``compiled before the dump began``; "" when nothing is known."""
-    parts = []
-    if entry.calls is not None:
-        parts.append("never used after compiling" if entry.calls == 0 else plural(entry.calls, "call"))
-    if entry.compiled_before_dump:
-        parts.append("compiled before the dump began")
-    return ", ".join(parts)
 
 
 def frames_lines(dump: Dump) -> List[str]:
