@@ -12,7 +12,9 @@ The cell runs inside ``framescope.dump`` (into ``framescope_dump/cell_<n>``, ``n
 cell's execution count, so that running a cell again writes new files), then the summary
 of what it compiled is shown below it: frames and cache entries with their transformed
 code, recompiles with the guard that failed, graph breaks with their line and torch's
-hints, and links to the HTML report. ``framescope.summary(folder)`` shows any dump so;
+hints, and links to the HTML report. An exception in the cell is the cell's error, as
+without the magic (Run All stops there), once the dump is finished and its summary shown.
+``framescope.summary(folder)`` shows any dump so;
 a ``framescope.dump`` object shows its own. In a terminal the same objects print a few
 lines of text.
 """
@@ -251,21 +253,68 @@ def _cell_magic(ipython: Any) -> Any:
     def framescope(line: str, cell: str) -> None:
         """%%framescope [FOLDER]: run the cell inside framescope.dump and show what it compiled.
 
-        FOLDER defaults to framescope_dump/cell_<n>, n the cell's execution count."""
-        folder, error = _folder(line, _cell_number(ipython))
+        FOLDER defaults to framescope_dump/cell_<n>, n the cell's execution count. An
+        exception in the cell is the cell's error (after the dump is finished and shown)."""
+        __tracebackhide__ = True  # IPython leaves this frame out of the cell's traceback
+        number = _cell_number(ipython)
+        folder, error = _folder(line, number)
         if error:
             print("%%framescope: " + error)
             return
+        codes = _compile_cell(ipython, cell, number)
         import framescope.dump
 
         from IPython.display import display
 
         block = framescope.dump(folder)
-        with block:
-            ipython.run_cell(cell)
-        display(block)
+        started = False
+        try:
+            with block:
+                started = True
+                for code in codes:
+                    exec(code, ipython.user_global_ns, ipython.user_ns)
+        finally:
+            if started:
+                display(block)
 
     return framescope
+
+
+def _compile_cell(ipython: Any, cell: str, number: Optional[int]) -> List[Any]:
+    """The cell's code as IPython compiles a cell: magics and ``!`` lines transformed, the
+    shell's AST transformers applied, its source cached under the cell's own number (so that
+    a traceback reads ``Cell In[n]`` and shows the cell's lines), and the value of a last
+    expression shown as the cell's result. Top-level ``await`` is a SyntaxError here."""
+    import ast
+
+    transformed = ipython.transform_cell(cell)
+    name = ipython.compile.cache(transformed, number if number is not None else 0, raw_code=cell)
+    tree = ipython.transform_ast(ipython.compile.ast_parse(transformed, filename=name))
+    run, shown = _split(tree.body, ipython.ast_node_interactivity)
+    codes = [ipython.compile(ast.Module(run, []), name, "exec")] if run else []
+    if shown:
+        codes.append(ipython.compile(ast.Interactive(shown), name, "single"))
+    return codes
+
+
+def _split(nodes: List[Any], interactivity: str) -> Tuple[List[Any], List[Any]]:
+    """The statements to run as they are and those whose values are shown, after IPython's
+    ``ast_node_interactivity`` (``last_expr`` by default: a last expression's value)."""
+    import ast
+
+    if not nodes or interactivity == "none":
+        return nodes, []
+    if interactivity == "all":
+        return [], nodes
+    last = nodes[-1]
+    if interactivity == "last_expr_or_assign" and isinstance(last, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+        targets = last.targets if isinstance(last, ast.Assign) else [last.target]
+        if len(targets) == 1 and isinstance(targets[0], ast.Name):
+            value = ast.copy_location(ast.Expr(ast.Name(targets[0].id, ast.Load())), last)
+            return nodes, [ast.fix_missing_locations(value)]
+    if interactivity == "last" or isinstance(last, ast.Expr):
+        return nodes[:-1], [last]
+    return nodes, []
 
 
 def _cell_number(ipython: Any) -> Optional[int]:

@@ -130,3 +130,44 @@ def test_a_breakpoint_in_a_dumped_file_stops_while_a_cell_runs(tmp_path):
         kernel.request("continue", {"threadId": stopped["body"]["threadId"]})
     finally:
         kernel.close()
+
+
+def test_an_exception_in_the_magic_cell_is_the_cells_error(tmp_path):
+    # Run All (and nbconvert --execute, notebook CI) stops at the failing cell: nbclient raises,
+    # the next cell never runs, and the traceback names the cell's own number and the raising
+    # line of its source. The dump is still finished and shown.
+    import re
+
+    import nbformat
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+
+    notebook = nbformat.v4.new_notebook()
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    for source in ("import torch\n%load_ext framescope",
+                   "%%framescope\n"
+                   "add_one = torch.compile(lambda x: x + 1, backend=\"eager\")\n"
+                   "add_one(torch.ones(2))\n"
+                   "raise ValueError(\"the cell fails here\")\n"
+                   "print(\"after the error\")",
+                   "open(\"marker.txt\", \"w\").write(\"the next cell ran\")"):
+        notebook.cells.append(nbformat.v4.new_code_cell(source))
+    client = NotebookClient(notebook, timeout=600, kernel_name="python3",
+                            resources={"metadata": {"path": str(tmp_path)}})
+    with pytest.raises(CellExecutionError) as raised:
+        client.execute()
+    assert (raised.value.ename, raised.value.evalue) == ("ValueError", "the cell fails here")
+    _setup, magic, after = notebook.cells
+    assert magic.execution_count == 2 and after.execution_count is None and not after.outputs
+    assert not (tmp_path / "marker.txt").exists()
+    (error,) = outputs(magic, "error")
+    text = re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(error.traceback))
+    assert "Cell In[2], line 3" in text and "Cell In[3]" not in text
+    assert '----> 3 raise ValueError("the cell fails here")' in text
+    assert not any("after the error" in out.text for out in outputs(magic, "stream"))
+    # The dump was finished before the error: its summary is shown and its folder complete.
+    (shown,) = outputs(magic, "display_data")
+    assert "1 compiled frame" in shown.data["text/plain"]
+    dump = tmp_path / "framescope_dump" / "cell_2"
+    assert json.loads((dump / "index.json").read_text(encoding="utf-8"))["frames"]
+    assert (dump / "report" / "index.html").is_file()
