@@ -47,6 +47,11 @@ def test_decompile_pyc_of_running_version(tmp_path):
     (None, "cannot read"),
     (b"\x00\x01", "not a .pyc file"),
     (b"\x01\x02\r\n" + bytes(12) + b"\xe3", "unknown Python version"),
+    # 3394: Python 3.7's last magic number; 62211: Python 2.7's.
+    ((3394).to_bytes(2, "little") + b"\r\n" + bytes(12) + b"\xe3",
+     "compiled by Python 3.7; this is Python %d.%d; framescope reads the bytecode of Python 3.8 to 3.14"
+     % sys.version_info[:2]),
+    ((62211).to_bytes(2, "little") + b"\r\n" + bytes(12) + b"\xe3", "compiled by Python 2;"),
 ])
 def test_bad_pyc_is_a_one_line_error(tmp_path, content, message):
     path = tmp_path / "bad.pyc"
@@ -197,17 +202,114 @@ def test_run_takes_a_final_out_unless_given_before_the_script():
     assert trailing_out(["prog.py", "a"], None) == (["prog.py", "a"], "framescope_dump")
 
 
-@pytest.mark.needs_subprocess
-def test_a_closed_pipe_ends_quietly():
-    # framescope decompile big.py | head: no traceback when the reader stops early.
-    code = (
-        "import subprocess, sys\n"
-        "p = subprocess.Popen([sys.executable, '-m', 'framescope', 'decompile', %r],\n"
-        "                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)\n"
-        "p.stdout.readline(); p.stdout.close()\n"
-        "err = p.stderr.read().decode(); p.wait()\n"
-        "print('TRACEBACK' if 'Traceback' in err else 'QUIET')\n"
-    ) % os.path.join(ROOT, "src", "framescope", "decompiler", "simulate.py")
-    done = subprocess.run([sys.executable, "-c", code], stdout=subprocess.PIPE, universal_newlines=True,
-                          env=dict(os.environ, PYTHONPATH=os.path.join(ROOT, "src")), timeout=300)
-    assert done.stdout.strip() == "QUIET"
+BIG_MODULE = "".join("def f%d(a, b):\n    return (a + %d) * b\n\n\n" % (n, n) for n in range(3500))
+
+
+def first_line_of(args, cwd):
+    """Read one line of ``framescope ARGS``'s output, then close the pipe as ``head -1`` does."""
+    process = subprocess.Popen([sys.executable, "-m", "framescope", *args], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, cwd=cwd, env=dict(os.environ, PYTHONPATH=os.path.join(ROOT, "src")))
+    line = process.stdout.readline()
+    process.stdout.close()
+    err = process.stderr.read().decode()
+    return line.decode(), process.wait(timeout=300), err
+
+
+def test_a_closed_pipe_ends_quietly_with_the_status_the_work_earns(tmp_path):
+    # framescope decompile big.py | head -1: far more output than a pipe holds (64 KiB), so
+    # the writer meets the closed pipe; no traceback, and the exit status is the one the
+    # whole run earns (0 here; 1 where a function is a stub), every time.
+    (tmp_path / "big.py").write_text(BIG_MODULE)
+    (tmp_path / "stubbed.py").write_text(BIG_MODULE + NEGATIVE_ZERO)
+    assert len(run("decompile", "big.py", cwd=str(tmp_path)).stdout) > 2 * 65536
+    for _ in range(3):
+        line, status, err = first_line_of(["decompile", "big.py"], str(tmp_path))
+        assert (line, status, err) == ("def f0(a, b):\n", 0, "")
+        line, status, err = first_line_of(["decompile", "stubbed.py"], str(tmp_path))
+        assert status == 1 and "Traceback" not in err and "neg: " in err, err
+
+
+#: A function the decompiler refuses on every version it reads (the recompiled constant differs).
+NEGATIVE_ZERO = "def neg():\n    return -0j\n"
+
+
+def test_functions_written_as_stubs_are_named_on_stderr(tmp_path):
+    (tmp_path / "mixed.py").write_text("def ok(a):\n    return a + 1\n\n\n" + NEGATIVE_ZERO)
+    result = run("decompile", "mixed.py", cwd=str(tmp_path))
+    assert result.returncode == 1
+    assert "def ok(a):" in result.stdout and "def neg():" in result.stdout
+    assert "raise NotImplementedError" in result.stdout
+    lines = result.stderr.splitlines()
+    assert lines[0] == "framescope: 1 could not be decompiled, written as stubs that raise NotImplementedError:"
+    assert lines[1].startswith("  neg: ") and "-0j" in lines[1] and len(lines) == 2, result.stderr
+
+
+CLASSES = """
+class Base:
+    pass
+
+
+class Meter(Base):
+    \"\"\"Counts.\"\"\"
+    unit = "m"
+
+    def __init__(self, start=0):
+        self.total = start
+
+    def __call__(self, step):
+        self.total += step
+        return self.total
+
+    @property
+    def doubled(self):
+        return self.total * 2
+
+    @staticmethod
+    def zero():
+        return Meter(0)
+"""
+
+
+def test_a_class_and_a_callable_object_decompile(tmp_path):
+    (tmp_path / "meters.py").write_text(CLASSES)
+    result = run("decompile", "meters:Meter", cwd=str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith('class Meter(Base):\n    """Counts."""\n    unit = \'m\'\n'), result.stdout
+    namespace = {"Base": object}
+    exec(compile(result.stdout, "<meter>", "exec"), namespace)
+    meter = namespace["Meter"](3)
+    assert (meter(2), meter.doubled, namespace["Meter"].zero().total) == (5, 10, 0)
+    assert run("decompile", "json.decoder:JSONDecoder").stdout.startswith("class JSONDecoder:\n")
+    code = ("import sys, framescope; sys.path.insert(0, '.'); import meters\n"
+            "print(framescope.decompile(meters.Meter(1)))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=str(tmp_path),
+                          env=dict(os.environ, PYTHONPATH=os.path.join(ROOT, "src")))
+    assert done.stdout == "def __call__(self, step):\n    self.total += step\n    return self.total\n", done.stderr
+
+
+def test_explain_and_report_on_a_folder_with_dumps_further_down(tmp_path):
+    import shutil
+    sample = os.path.join(ROOT, "tests", "fixtures", "dump_sample")
+    shutil.copytree(sample, str(tmp_path / "runs" / "a" / "dump"))
+    for command in (["explain", "runs"], ["explain", "runs", "--json"], ["report", "runs"]):
+        result = run(*command, cwd=str(tmp_path))
+        assert one_line_error(result), result
+        assert "runs has no index.json: not a framescope dump folder; dump folders below it: a/dump" \
+            in result.stderr, result.stderr
+        assert result.stdout == ""
+
+
+def test_explain_on_the_folder_of_a_distributed_run(tmp_path):
+    import json
+    import shutil
+    sample = os.path.join(ROOT, "tests", "fixtures", "dump_sample")
+    for rank in (0, 1, 10):
+        shutil.copytree(sample, str(tmp_path / "job" / ("rank_%d" % rank)))
+    text = run("explain", "job", cwd=str(tmp_path))
+    assert text.returncode == 0, text.stderr
+    assert [line for line in text.stdout.splitlines() if line.startswith("== ")] == [
+        "== rank_0 ==", "== rank_1 ==", "== rank_10 =="]
+    single = json.loads(run("explain", "--json", os.path.join("job", "rank_1"), cwd=str(tmp_path)).stdout)
+    ranks = json.loads(run("explain", "--json", "job", cwd=str(tmp_path)).stdout)
+    assert list(ranks) == ["ranks"] and list(ranks["ranks"]) == ["rank_0", "rank_1", "rank_10"]
+    assert isinstance(single, dict) and ranks["ranks"]["rank_1"].keys() == single.keys()

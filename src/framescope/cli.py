@@ -25,20 +25,28 @@ EXIT_CODES = """exit codes:
      decompiled, shown as a comment; a report that could not be written)
   2  bad usage or input (missing file, unknown target, folder that is no dump,
      torch not installed for run), reported as one line on stderr
-  framescope run exits with the program's own exit status (1 if it raised)"""
+  framescope run exits with the program's own exit status (1 if it raised)
+  output read only in part (| head) ends the command quietly, with the exit
+  status the work earns"""
 
 
 def main(argv: Optional[List[str]] = None) -> int:
+    return command(argv)
+
+
+def emit(text: str) -> None:
+    """Print ``text`` to stdout. A reader that went away (``framescope decompile x.py | head``)
+    has what it wanted: the rest goes nowhere, quietly, as with cat, and the exit status is
+    the one the work itself earns, however far the output got."""
     try:
-        return command(argv)
+        print(text)
+        sys.stdout.flush()
     except BrokenPipeError:
-        # The reader went away (``framescope decompile x.py | head``): stop quietly, as cat does.
         try:
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
         except (OSError, ValueError):
             pass
-        return 1
 
 
 def command(argv: Optional[List[str]] = None) -> int:
@@ -133,7 +141,7 @@ def error(message: str) -> int:
 
 
 def decompile_command(target: str, indent: int) -> int:
-    from framescope.decompiler.api import decompile
+    from framescope.decompiler.api import decompile, decompile_class
     from framescope.decompiler.frontend.pyc import ForeignPycError, load_pyc
 
     if target.endswith(".pyc"):
@@ -155,10 +163,14 @@ def decompile_command(target: str, indent: int) -> int:
     except Exception as err:  # the module's own code failed: say so in one line
         return error("importing %s raised %s: %s" % (target.partition(":")[0], type(err).__name__, err))
     try:
-        print(decompile(obj, indent=indent))
+        if isinstance(obj, type):
+            source, stubbed = decompile_class(obj, indent=indent, partial=True)
+        else:
+            source, stubbed = decompile(obj, indent=indent), []
     except (DecompilationError, TypeError) as err:
         return error(err)
-    return OK
+    emit(source)
+    return report_stubs(stubbed)
 
 
 def is_path(target: str) -> bool:
@@ -263,19 +275,37 @@ def print_module(code: CodeType, indent: int) -> int:
 
     try:
         source, stubbed = decompile_parts(code, indent=indent)
-        print(source)
-        return PARTIAL if stubbed else OK
     except DecompilationError as err:
         module_error = err
+    else:
+        emit(source)
+        return report_stubs(stubbed)
     pieces = ["# framescope: the module as a whole could not be decompiled: %s" % module_error]
+    refused = ["the module's own code: %s" % module_error]
     for child in code.co_consts:
         if isinstance(child, CodeType) and child.co_name.isidentifier():  # functions and classes
             try:
                 pieces.append(decompile(child, indent=indent, partial=True))
             except DecompilationError as err:
                 pieces.append("# framescope: cannot decompile %s: %s" % (child.co_name, err))
-    print("\n\n\n".join(pieces))  # PEP 8's two blank lines, as between definitions
+                refused.append("%s: %s" % (child.co_name, err))
+    emit("\n\n\n".join(pieces))  # PEP 8's two blank lines, as between definitions
+    print_refused(refused, "left out, a comment in their place")
     return PARTIAL
+
+
+def report_stubs(stubbed: list) -> int:
+    """Exit status for source printed with ``stubbed`` functions; each named on stderr."""
+    print_refused(["%s: %s" % (stub.qualname, stub.reason) for stub in stubbed],
+                  "written as stubs that raise NotImplementedError")
+    return PARTIAL if stubbed else OK
+
+
+def print_refused(lines: List[str], what: str) -> None:
+    if lines:
+        print("framescope: %d could not be decompiled, %s:" % (len(lines), what), file=sys.stderr)
+        for line in lines:
+            print("  %s" % " ".join(line.split()), file=sys.stderr)
 
 
 def import_target(target: str):
@@ -293,6 +323,10 @@ def import_target(target: str):
 
 def rerun_under(version: Optional[str], target: str, indent: int, err: Exception) -> int:
     """Decompile a foreign ``.pyc`` with the interpreter of its version, if one is installed."""
+    from framescope.decompiler.frontend.pyc import is_read, read_versions
+
+    if version is not None and not is_read(version):
+        return error("%s; framescope reads the bytecode of Python %s" % (err, read_versions()))
     python = find_python(version) if version else None
     if python is None:
         return error("%s; no Python %s interpreter found to decompile it" % (err, version or "of that version"))
@@ -329,23 +363,18 @@ def run_command(program: List[str], module: bool, out: str, report: bool, debug:
 
 def report_command(folder: str, out: Optional[str]) -> int:
     from framescope.report.highlight import have_pygments
-    from framescope.report.index import DumpError, load_dump
+    from framescope.report.index import DumpError, dumps_of
     from framescope.report.pages import write_ranks_index, write_report
 
     out = out or os.path.join(folder, "report")
-    # A distributed run: one complete dump per rank, in rank_<r>/.
-    ranks = sorted(glob.glob(os.path.join(glob.escape(folder), "rank_*", "index.json")))
     try:
-        if ranks and not os.path.exists(os.path.join(folder, "index.json")):
-            dumps = [(os.path.basename(os.path.dirname(path)), load_dump(os.path.dirname(path))) for path in ranks]
-        else:
-            dumps = [("", load_dump(folder))]
+        dumps = dumps_of(folder)  # a distributed run: one complete dump per rank, in rank_<r>/
     except DumpError as err:
         return error(err)
     try:
         for name, dump in dumps:
             index = write_report(dump, os.path.join(out, name) if name else out)
-        if len(dumps) > 1 or dumps[0][0]:
+        if dumps[0][0]:
             index = write_ranks_index(out, [(name, dump.path) for name, dump in dumps])
     except OSError as err:
         print("framescope: error: cannot write the report to %s: %s" % (out, err.strerror or err), file=sys.stderr)
@@ -353,27 +382,31 @@ def report_command(folder: str, out: Optional[str]) -> int:
     if not have_pygments():
         print("framescope: Pygments is not installed, so code is not highlighted "
               "(pip install 'framescope[report]')", file=sys.stderr)
-    print(index)
+    emit(index)
     return OK
 
 
 def explain_command(folder: str, as_json: bool) -> int:
+    """One dump's findings; for the folder of a distributed run, each rank's under its name
+    (JSON: ``{"ranks": {"rank_0": ..., ...}}``)."""
     import json
 
     from framescope.report.explain import explain_record, format_explain
-    from framescope.report.index import DumpError, dumps_under, load_dump
+    from framescope.report.index import DumpError, dumps_of
 
     try:
-        dumps = [load_dump(folder)] if os.path.isfile(os.path.join(folder, "index.json")) else dumps_under(folder)
-        if not dumps:
-            load_dump(folder)  # raises the one-line reason
+        dumps = dumps_of(folder)
     except DumpError as err:
         return error(err)
     if as_json:
-        records = [explain_record(dump) for dump in dumps]
-        print(json.dumps(records[0] if len(records) == 1 else records, indent=1))
+        if dumps[0][0]:
+            emit(json.dumps({"ranks": {name: explain_record(dump) for name, dump in dumps}}, indent=1))
+        else:
+            emit(json.dumps(explain_record(dumps[0][1]), indent=1))
+    elif dumps[0][0]:
+        emit("\n\n".join("== %s ==\n%s" % (name, format_explain(dump)) for name, dump in dumps))
     else:
-        print("\n\n".join(format_explain(dump) for dump in dumps))
+        emit(format_explain(dumps[0][1]))
     return OK
 
 

@@ -6,6 +6,7 @@ from types import CodeType, FunctionType, MethodType
 from typing import Any, List, Optional, Sequence, Tuple
 
 from framescope.decompiler.emit.cleanup import annotations_of, clean_body, strip_return_none
+from framescope.decompiler.origin import compiled_from_source
 from framescope.decompiler.function import Build, TooLarge, body_of, function_def, guarded, lambda_expr, nested
 from framescope.decompiler.simulate.values import Function
 from framescope.decompiler.emit.defaults import function_defaults
@@ -20,6 +21,8 @@ MACHINE_MADE = "# framescope: machine-made bytecode"
 def decompile(obj: Any, *, indent: int = 4, verify: bool = True, machine: bool = True,
               partial: bool = False) -> str:
     """Source text for ``obj``; see `framescope.decompile`."""
+    if isinstance(obj, type):
+        return decompile_class(obj, indent=indent, verify=verify, partial=partial)[0]
     func, code = unwrap(obj)
     if partial and not is_function_code(code):
         return decompile_parts(code, indent=indent, verify=verify)[0]
@@ -27,7 +30,8 @@ def decompile(obj: Any, *, indent: int = 4, verify: bool = True, machine: bool =
     try:
         return guarded(decompile_code, code, func, indent, verify)
     except DecompilationError as refused:
-        if not machine or not is_machine_candidate(code) or isinstance(refused, TooLarge):
+        if not machine or not is_machine_candidate(code) or isinstance(refused, TooLarge) \
+                or compiled_from_source(code):
             raise
         try:
             source = guarded(machine_code, code, indent)
@@ -79,6 +83,40 @@ def decompile_parts(code: CodeType, *, indent: int = 4, verify: bool = True) -> 
     if not stubbed:
         raise whole
     return source, stubbed
+
+
+def decompile_class(cls: type, *, indent: int = 4, verify: bool = True,
+                    partial: bool = False) -> Tuple[str, List[Any]]:
+    """A class's source and the functions in it written as stubs (see `decompile_parts`):
+    its class body's code, found in its module's code, with its bases in the ``class`` line;
+    else, for a class whose module has no code for it, the functions it holds, each checked."""
+    from framescope.decompiler.classes import class_body_code, with_bases
+
+    body = class_body_code(cls)
+    if body is None:
+        return rebuilt_class(cls, indent, verify), []
+    if partial:
+        source, stubbed = decompile_parts(body, indent=indent, verify=verify)
+    else:
+        source, stubbed = decompile(body, indent=indent, verify=verify, machine=False), []
+    return with_bases(source, cls), stubbed
+
+
+def rebuilt_class(cls: type, indent: int, verify: bool) -> str:
+    from framescope.decompiler.classes import header, member_functions
+
+    members = member_functions(cls)
+    if not members:
+        raise TypeError("framescope.decompile(): class %s has no class body code in its module and no "
+                        "functions of its own to decompile" % cls.__qualname__)
+    pieces = ["# framescope: %s rebuilt from the functions it holds (its module has no code for the "
+              "class body)" % cls.__qualname__, header(cls)]
+    for decorator, func in members:
+        text = decompile(func, indent=indent, verify=verify)
+        if decorator is not None:
+            text = "@%s\n%s" % (decorator, text)
+        pieces.append("\n".join((" " * indent + line) if line else line for line in text.split("\n")))
+    return "\n".join(pieces[:2]) + "\n" + "\n\n".join(pieces[2:])
 
 
 def is_machine_candidate(code: CodeType) -> bool:
@@ -181,9 +219,11 @@ def unwrap(obj: Any) -> Tuple[Optional[FunctionType], CodeType]:
             obj = obj.__wrapped__
         elif hasattr(obj, "__code__") and isinstance(obj.__code__, CodeType):
             return None, obj.__code__
+        elif isinstance(getattr(type(obj), "__call__", None), FunctionType):
+            obj = type(obj).__call__  # a callable object: its class's __call__
         else:
             break
-    raise TypeError("framescope.decompile() needs a function, method or code object, not %s"
+    raise TypeError("framescope.decompile() needs a function, method, class, callable object or code object, not %s"
                     % type(obj).__name__)
 
 

@@ -6,25 +6,55 @@ files' names (see recover).
 """
 from __future__ import annotations
 
+import glob
 import json
 import os
-from typing import List
+from typing import List, Optional, Tuple
 
 from framescope.dump.records import Dump, DumpError, from_data
 from framescope.report import recover
 
-__all__ = ["Dump", "DumpError", "load_dump", "dumps_under"]
+__all__ = ["Dump", "DumpError", "dumps_of", "dumps_under", "load_dump"]
 
 
-def dumps_under(folder: str) -> List[Dump]:
-    """Every dump folder at or below ``folder`` (each holds an index.json that loads), sorted."""
-    found = []
-    for parent, _dirs, files in sorted(os.walk(folder)):
+def dumps_of(folder: str) -> List[Tuple[str, Dump]]:
+    """The dumps a command given ``folder`` works on, each with its name: ``[("", dump)]`` for
+    a dump folder; ``[("rank_0", dump), ...]`` for the folder of a distributed run (one dump
+    per rank in ``rank_<r>/``). Else DumpError, naming the dumps further down if there are."""
+    if os.path.isdir(folder) and not os.path.isfile(os.path.join(folder, "index.json")):
+        ranks = sorted(glob.glob(os.path.join(glob.escape(folder), "rank_*", "index.json")),
+                       key=lambda path: rank_order(os.path.basename(os.path.dirname(path))))
+        if ranks:
+            return [(os.path.basename(os.path.dirname(path)), load_dump(os.path.dirname(path))) for path in ranks]
+    try:
+        return [("", load_dump(folder))]
+    except DumpError as err:
+        below = [os.path.relpath(dump.path, folder) for dump in dumps_under(folder, limit=4)] \
+            if os.path.isdir(folder) else []
+        if below:
+            raise DumpError("%s; dump folders below it: %s%s" % (
+                err, ", ".join(below[:3]), ", ..." if len(below) > 3 else "")) from None
+        raise
+
+
+def rank_order(name: str) -> tuple:
+    number = name[len("rank_"):]
+    return (0, int(number), "") if number.isdigit() else (1, 0, name)
+
+
+def dumps_under(folder: str, limit: Optional[int] = None) -> List[Dump]:
+    """Every dump folder at or below ``folder`` (each holds an index.json that loads), sorted;
+    the first ``limit`` of them if given."""
+    found: List[Dump] = []
+    for parent, dirs, files in os.walk(folder):
+        dirs.sort()
         if "index.json" in files:
             try:
                 found.append(load_dump(parent))
             except DumpError:
                 continue  # an index.json of something else, or a broken dump
+            if limit is not None and len(found) >= limit:
+                break
     return found
 
 

@@ -7,16 +7,14 @@ from typing import Optional
 from framescope.decompiler.frontend import versions
 from framescope.errors import DecompilationError
 
-#: First two bytes of the magic number of each release's final bytecode → that version.
-MAGIC_VERSIONS = {3413: "3.8", 3425: "3.9", 3439: "3.10", 3495: "3.11", 3531: "3.12", 3571: "3.13", 3627: "3.14"}
-
-
 class ForeignPycError(DecompilationError):
     """A ``.pyc`` written by another Python version than the running one."""
 
     def __init__(self, path: str, version: Optional[str], magic: int) -> None:
         #: ``"3.12"``-style version that wrote the file, or None for an unknown magic number.
         self.version = version
+        #: Whether framescope reads that version's bytecode (with that version's interpreter).
+        self.readable = version is not None and is_read(version)
         what = "Python %s" % version if version else "an unknown Python version (magic number %d)" % magic
         super().__init__("%s was compiled by %s; this is Python %s" % (path, what, running_version()))
 
@@ -25,11 +23,32 @@ def running_version() -> str:
     return "%d.%d" % versions.PY
 
 
+def read_versions() -> str:
+    """``"3.8 to 3.14"``: the releases framescope reads."""
+    return "%d.%d to %d.%d" % (versions.OLDEST_READ + versions.NEWEST_READ)
+
+
+def is_read(version: str) -> bool:
+    major, _, minor = version.partition(".")
+    return minor.isdigit() and versions.OLDEST_READ <= (int(major), int(minor)) <= versions.NEWEST_READ
+
+
 def pyc_version(data: bytes) -> Optional[str]:
     """The Python version whose magic number starts ``data``, if known."""
     if len(data) < 4 or data[2:4] != b"\r\n":
         return None
-    return MAGIC_VERSIONS.get(int.from_bytes(data[:2], "little"))
+    return magic_version(int.from_bytes(data[:2], "little"))
+
+
+def magic_version(magic: int) -> Optional[str]:
+    if magic in versions.MAGIC_PYTHON2:
+        return "2"
+    found = None
+    for first, version in versions.MAGIC_FIRST:
+        if magic >= first:
+            found = version
+    last = versions.MAGIC_FIRST[-1][0]
+    return found if magic < last + versions.MAGIC_SPAN else None
 
 
 def load_pyc(path: str) -> CodeType:

@@ -197,3 +197,20 @@ EXCEPT_STAR = PY >= (3, 11)
 STAR_SUBSCRIPT = PY >= (3, 11)
 #: ``ast.dump`` leaves out fields that are None or empty lists (3.13+).
 AST_DUMP_OMITS_EMPTY = PY >= (3, 13)
+
+# --------------------------------------------------------------------------- .pyc files
+
+#: The releases whose bytecode framescope reads, oldest and newest.
+OLDEST_READ, NEWEST_READ = (3, 8), (3, 14)
+#: The first ``.pyc`` magic number (the header's first two bytes, little-endian) of each
+#: release's development, alphas and betas included: a magic number belongs to the last
+#: release here whose first number it reaches (CPython's Lib/importlib/_bootstrap_external.py).
+MAGIC_FIRST = (
+    (3000, "3.0"), (3141, "3.1"), (3160, "3.2"), (3190, "3.3"), (3250, "3.4"), (3320, "3.5"), (3360, "3.6"),
+    (3390, "3.7"), (3400, "3.8"), (3420, "3.9"), (3430, "3.10"), (3450, "3.11"), (3500, "3.12"),
+    (3550, "3.13"), (3600, "3.14"), (3650, "3.15"),
+)
+#: Past the last release's first number by this much, a magic number is of no known release.
+MAGIC_SPAN = 50
+#: Python 2 wrote magic numbers from 20121 (1.5) to 62211 (2.7).
+MAGIC_PYTHON2 = range(20121, 62212)

@@ -22,7 +22,9 @@ def build(kind: str, element: CompAppend, generators: List[ast.comprehension]) -
         return ast.SetComp(elt=element.value, generators=generators)
     if kind == "<dictcomp>":
         return ast.DictComp(key=element.key, value=element.value, generators=generators)
-    return ast.GeneratorExp(elt=element.value, generators=generators)
+    # ``yield None`` reads back as a bare ``yield`` (no value); a generator's element is None then.
+    value = element.value if element.value is not None else ast.Constant(value=None)
+    return ast.GeneratorExp(elt=value, generators=generators)
 
 
 def continue_guard(stmts: List[ast.stmt]) -> Optional[ast.expr]:
