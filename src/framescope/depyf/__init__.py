@@ -10,19 +10,24 @@ Like the rest of framescope, importing this module does not import torch.
 * :func:`install` / :func:`uninstall` -- decompiled source in ``TORCH_LOGS="+bytecode"``.
 * :func:`decompile`, :class:`Decompiler`, :class:`DecompilationError` -- the decompiler.
 * :mod:`framescope.depyf.optimization` -- ``TorchCompileWrapperWithCustomDispatcher``.
+* :mod:`framescope.depyf.utils`, :mod:`framescope.depyf.code_transform`,
+  :mod:`framescope.depyf.decompiler`, :mod:`framescope.depyf.explain` -- the helpers of depyf's
+  that its users and its own tests reach.
+
+``python -m framescope.depyf install`` makes ``import depyf`` mean this package, so that a
+depyf program runs unchanged (:mod:`framescope.depyf.shim`).
 """
 from __future__ import annotations
 
 import contextlib
 import logging
-import re
 import threading
 import types
 import warnings
-from typing import Any, Iterator, Optional
+from typing import Any, Iterator
 
-from framescope import __version__, decompile
-from framescope.errors import DecompilationError
+from framescope import __version__
+from framescope.depyf.decompiler import DecompilationError, Decompiler, decompile
 
 __all__ = [
     "DecompilationError", "Decompiler", "__version__", "debug", "decompile", "install",
@@ -36,25 +41,6 @@ def prepare_debug(dump_src_dir: Any = "framescope_dump", clean_wild_fx_code: boo
     from framescope.dump import prepare_debug as _prepare_debug
 
     return _prepare_debug(dump_src_dir, clean_wild_fx_code, log_bytecode, **options)
-
-
-class Decompiler:
-    """depyf's decompiler object: ``Decompiler(code).decompile()`` is ``decompile(code)``."""
-
-    def __init__(self, code: Any) -> None:
-        #: The function or code object to decompile.
-        self.code = code
-
-    def decompile(self, indentation: int = 4, temp_prefix: str = "__temp_",
-                  overwite_fn_name: Optional[str] = None) -> str:
-        """The source, indented by ``indentation``; the function named ``overwite_fn_name``
-        if given (depyf's spelling). ``temp_prefix`` is accepted and unused: framescope names
-        the values it has to hold itself."""
-        source = decompile(self.code, indent=indentation)
-        if overwite_fn_name is not None:
-            source = re.sub(r"^((?:async )?def )\w+(?=\()", lambda m: m.group(1) + overwite_fn_name,
-                            source, count=1, flags=re.MULTILINE)
-        return source
 
 
 # --------------------------------------------------------------------------- debug
