@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import inspect
 
+import pytest
+
 from framescope import depyf
 import framescope
 
@@ -78,3 +80,127 @@ def test_depyfs_decompile_example_dataclass_methods():
     exec(compile(eq, "<eq>", "exec"), namespace)
     assert namespace["__eq__"](Data(1, 2.0), Data(1, 2.0)) is True
     assert namespace["__eq__"](Data(1, 2.0), Data(1, 3.0)) is False
+
+
+# --------------------------------------------------------------------------- depyf's helpers
+
+
+def test_depyfs_helper_modules():
+    import functools
+
+    from framescope.depyf import utils
+    from framescope.depyf.decompiler import Decompiler
+
+    def outer():
+        y = 2
+
+        def inner(a, *rest, k=1, **named):
+            return [a + y for _ in rest]
+        return inner
+
+    inner = outer()
+    assert utils.get_function_signature(inner.__code__) == "def inner(a, k, *rest, **named):\n"
+    assert utils.get_function_signature(scale.__code__, "g") == "def g(x, k):\n"
+    assert [code.co_name for code in utils.collect_all_code_objects(outer.__code__)][:2] == ["outer", "inner"]
+
+    class Adder:
+        def __call__(self, a, b):
+            return a + b
+    assert utils.get_code_owner(Adder()) is Adder.__call__
+    assert utils.get_code_owner(functools.partial(scale, 1)) is scale
+    assert utils.get_code_owner(functools.lru_cache(None)(scale)) is scale
+    for wrapped in (functools.partial(scale, 1), functools.lru_cache(None)(scale)):
+        assert depyf.decompile(wrapped) == depyf.decompile(scale)
+    assert depyf.decompile(Adder()) == "def __call__(self, a, b):\n    return a + b"
+    names = Decompiler.supported_opnames()
+    assert "LOAD_FAST" in names and "RETURN_VALUE" in names or "RETURN_CONST" in names
+    assert not [name for name in names if name.startswith("INSTRUMENTED_")]
+
+
+def test_decompile_ensure_gives_a_placeholder_with_the_reason():
+    from framescope.depyf.utils import decompile_ensure
+
+    assert decompile_ensure(scale.__code__) == framescope.decompile(scale.__code__)
+    import linecache
+
+    source = "def neg(a, *b):\n    return -0j\n"  # refused on every version: its constant comes back as -0+0j
+    linecache.cache["<neg>"] = (len(source), None, source.splitlines(True), "<neg>")  # as IPython keeps cells
+    code = compile(source, "<neg>", "exec").co_consts[0]
+    text = decompile_ensure(code, "renamed")
+    assert text.startswith("def renamed(a, *b):\n    # framescope: neg: recompiled code differs"), text
+    namespace = {}
+    exec(compile(text, "<placeholder>", "exec"), namespace)
+    assert namespace["renamed"](1) is None
+
+
+def test_fix_irregular_code_gives_a_function_that_can_replace_the_original():
+    from framescope.depyf.code_transform import add_indentation, fix_irregular_code, remove_indentation
+    from framescope.depyf.utils import collect_all_code_objects
+
+    def outer():
+        y, z = 2, 3
+
+        def inner(a):
+            """Adds.
+  indented"""
+            return a + y * z
+        return inner
+
+    inner = outer()
+    fixed = fix_irregular_code(inner.__code__, depyf.decompile(inner))
+    made = [c for c in collect_all_code_objects(compile(fixed, "<fixed>", "exec")) if c.co_name == "inner"][0]
+    assert made.co_freevars == ("y", "z") and made.co_code == inner.__code__.co_code
+    assert made.co_consts == inner.__code__.co_consts  # the docstring's text is untouched
+    inner.__code__ = made
+    assert inner(1) == 7
+    # Source from elsewhere that lacks a local variable: one that never runs is added.
+    def with_extra(x, k=2):
+        extra = x
+        return extra * k
+    bare = fix_irregular_code(with_extra.__code__, "def with_extra(x, k=2):\n    return x * k")
+    made = [c for c in collect_all_code_objects(compile(bare, "<bare>", "exec")) if c.co_name == "with_extra"][0]
+    assert made.co_varnames == ("x", "k", "extra")
+    text = 'def f():\n    s = """a\nb"""\n    return s\n'
+    assert remove_indentation(add_indentation(text)) == text
+    assert add_indentation(text).splitlines()[2] == 'b"""'
+
+
+def test_depyf_modules_by_depyfs_names():
+    from framescope.depyf import decompiler, explain, utils  # noqa: F401
+
+    assert decompiler.Decompiler is depyf.Decompiler and decompiler.decompile is framescope.decompile
+    assert explain.prepare_debug is depyf.prepare_debug and explain.install is depyf.install
+    with pytest.raises(RuntimeError, match="inside prepare_debug"):
+        explain.dump_src(scale.__code__, None)
+
+
+@pytest.mark.needs_subprocess
+def test_import_depyf_means_framescope_once_installed(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=os.path.join(root, "src"))
+    env.pop("FRAMESCOPE_DEPYF", None)
+
+    def python(*args, **extra):
+        return subprocess.run([sys.executable, *args], capture_output=True, text=True, env=dict(env, **extra))
+
+    site_dir = str(tmp_path / "site")
+    done = python("-m", "framescope.depyf", "install", "--dir", site_dir)
+    assert done.returncode == 0 and (tmp_path / "site" / "framescope_depyf.pth").exists(), done.stderr
+    assert python("-m", "framescope.depyf", "status", "--dir", site_dir).stdout.startswith("installed: ")
+    probe = ("import site; site.addsitedir(%r)\n"
+             "import depyf, depyf.utils\n"
+             "from depyf.decompiler import Decompiler\n"
+             "from depyf.optimization import TorchCompileWrapperWithCustomDispatcher\n"
+             "import framescope.depyf, framescope.depyf.utils, sys\n"
+             "print(depyf is framescope.depyf, depyf.utils is framescope.depyf.utils, 'torch' in sys.modules)\n"
+             "print(depyf.decompile(lambda x: x + 1))" % site_dir)
+    done = python("-c", probe)
+    assert done.stdout == "True True False\nlambda x: x + 1\n", done.stderr
+    assert "No module named 'depyf'" in python("-c", probe, FRAMESCOPE_DEPYF="0").stderr
+    done = python("-m", "framescope.depyf", "uninstall", "--dir", site_dir)
+    assert done.returncode == 0 and not (tmp_path / "site" / "framescope_depyf.pth").exists()
+    assert "No module named 'depyf'" in python("-c", probe).stderr

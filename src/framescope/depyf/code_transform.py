@@ -5,7 +5,7 @@ framescope's decompiled source already compiles to the original's bytecode; what
 ``def`` cannot say is where its free variables come from. The source is put inside an
 enclosing function that defines them, so that they are read from a closure, as in the
 original, and not as globals. Local and cell variables the source lacks (source from
-elsewhere) are added by an assignment that never runs.
+elsewhere) are added by a loop over nothing.
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import ast
 import io
 import tokenize
 from types import CodeType
-from typing import List, Optional, Set
+from typing import List, Optional, Set, Tuple
 
 from framescope.depyf.utils import collect_all_code_objects
 
@@ -26,41 +26,47 @@ def fix_irregular_code(old_bytecode: CodeType, src_code: str, add_local_variable
     function it defines has ``old_bytecode``'s free variables read from a closure, and at
     least its local and cell variables."""
     name = old_bytecode.co_name
-    missing = sorted(set(add_local_variables or ()) | set(add_cellvars or ())
-                     | lacking(src_code, name, old_bytecode))
-    source = declare(src_code, name, missing) if missing else src_code
+    locals_, cells = lacking(src_code, name, old_bytecode)
+    locals_ = sorted(set(add_local_variables or ()) | set(add_cellvars or ()) | locals_ | cells)
+    cells = sorted(set(add_cellvars or ()) | cells)
+    source = declare(src_code, name, locals_, cells) if locals_ else src_code
     if old_bytecode.co_freevars:
         source = enclose(source, old_bytecode.co_freevars)
     return source
 
 
-def lacking(source: str, name: str, code: CodeType) -> Set[str]:
-    """The local and cell variables of ``code`` that the function ``name`` in ``source`` lacks."""
+def lacking(source: str, name: str, code: CodeType) -> Tuple[Set[str], Set[str]]:
+    """The local and the cell variables of ``code`` that function ``name`` in ``source`` lacks."""
     try:
         compiled = compile(source, code.co_filename, "exec", dont_inherit=True)
     except SyntaxError:
-        return set()
+        return set(), set()
     found = [c for c in collect_all_code_objects(compiled) if c.co_name == name]
     if not found:
-        return set()
+        return set(), set()
     have = set(found[0].co_varnames) | set(found[0].co_cellvars) | set(found[0].co_freevars)
-    return (set(code.co_varnames) | set(code.co_cellvars)) - have
+    return set(code.co_varnames) - have, set(code.co_cellvars) - set(found[0].co_cellvars)
 
 
-def declare(source: str, name: str, names: List[str]) -> str:
-    """``source`` with ``if False: a = b = None`` as the last statement of function ``name``:
-    the names become its variables, and the compiler drops the statement."""
+def declare(source: str, name: str, names: List[str], cells: List[str]) -> str:
+    """``source`` with, first in function ``name`` (after its docstring), ``for a, b in ():
+    pass``, a loop that never runs and makes the names its variables, and for ``cells`` a
+    function that never runs and reads them, which makes them cell variables."""
     tree = ast.parse(source)
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
-            last = node.body[-1]
+            first = node.body[0]
+            docstring = isinstance(first, ast.Expr) and isinstance(getattr(first, "value", None), ast.Constant) \
+                and isinstance(first.value.value, str)
+            line = first.end_lineno if docstring else first.lineno - 1
+            padding = " " * first.col_offset
+            added = "%sfor %s, in ():\n%s    pass\n" % (padding, ", ".join(names), padding)
+            if cells:
+                added += "%sdef __framescope_cells():\n%s    return %s,\n" % (padding, padding, ", ".join(cells))
             lines = source.splitlines(keepends=True)
-            end = getattr(last, "end_lineno", None) or len(lines)
-            padding = " " * last.col_offset
-            added = "%sif False:\n%s    %s = None\n" % (padding, padding, " = ".join(names))
-            if lines and not lines[end - 1].endswith("\n"):
-                lines[end - 1] += "\n"
-            return "".join(lines[:end] + [added] + lines[end:])
+            if line and not lines[line - 1].endswith("\n"):
+                lines[line - 1] += "\n"
+            return "".join(lines[:line] + [added] + lines[line:])
     return source
 
 
