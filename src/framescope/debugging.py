@@ -13,9 +13,10 @@ VS Code alike. ``framescope.debug()`` is for what plain breakpoints cannot do::
   torch.compile's frame hook is installed, so torch.compile compiles the debugger's
   functions: that takes time and puts debugger functions into the dump. Every dump does
   this too, when it starts and whenever a compile starts; debug() also does it outside one.
-* Stepping goes from the transformed code straight into the graph's ``forward`` and back:
-  pdb's ``step`` skips library code (the standard library, site-packages, torch, framescope),
-  as VS Code does with ``"justMyCode": true``, which it turns on for debugpy.
+* Stepping goes from the transformed code straight into the graph's ``forward`` (Inductor's
+  ``call``) and back: pdb's ``step`` skips library code (the standard library, site-packages,
+  torch, framescope; see :func:`is_library_frame`), as VS Code does with
+  ``"justMyCode": true``, which it turns on for debugpy.
 * Breakpoints that VS Code set in a dumped file before the file existed bind as soon as the
   dump writes it (debugpy refuses a breakpoint in a missing file and never retries).
 
@@ -33,7 +34,8 @@ import threading
 import types
 from typing import Any, Callable, Dict, Iterator, List, Optional, Set, Tuple
 
-__all__ = ["debug", "hide_debugger", "is_library_module", "refresh_breakpoints"]
+__all__ = ["debug", "hide_debugger", "is_library_file", "is_library_frame", "is_library_module",
+           "refresh_breakpoints"]
 
 # Module names of pdb and its base, whose functions run whenever pdb stops or steps.
 _PDB_MODULES = ("bdb", "pdb")
@@ -271,6 +273,38 @@ def is_library_module(name: Optional[str]) -> bool:
     return result
 
 
+_library_files: Dict[str, bool] = {}
+
+
+def is_library_frame(frame: types.FrameType) -> bool:
+    """Whether a frame runs library code, for stepping.
+
+    Its file decides where the code has a file path (:func:`is_library_file`): Inductor's
+    output code is the program's to step into, although it runs as a module named
+    ``torch._inductor...``; torch's generated wrappers, compiled under a path in torch's
+    folder and run in globals that name no module, are not. Code compiled from a string
+    (``<string>``, ``<frozen runpy>``) is decided by its module (:func:`is_library_module`).
+    The program, run as ``__main__``, is not library code wherever its file is.
+    """
+    filename = frame.f_code.co_filename
+    known = _library_files.get(filename)
+    if known is None:
+        if not (filename and os.path.isabs(filename)):
+            return is_library_module(frame.f_globals.get("__name__"))
+        known = is_library_file(filename)
+    return known and frame.f_globals.get("__name__") != "__main__"
+
+
+def is_library_file(filename: str) -> bool:
+    """Whether the absolute path ``filename`` is inside the standard library, site-packages or
+    framescope (the file need not exist: torch names generated code
+    ``.../torch/_functorch/_aot_autograd/codegen.py:codegen(...)``)."""
+    known = _library_files.get(filename)
+    if known is None:
+        known = _library_files[filename] = os.path.realpath(filename).startswith(_library_roots())
+    return known
+
+
 # --------------------------------------------------------------------------- pdb
 
 
@@ -287,29 +321,25 @@ def _running_bdb() -> Any:
 def _skip_library_frames(debugger: Any) -> Callable[[], None]:
     """Make ``debugger`` (a bdb.Bdb) never stop in library code; return the undo step.
 
-    bdb asks ``is_skipped_module(frame's __name__)`` before every stop when its ``skip``
-    patterns are not empty. Matching hundreds of glob patterns there on every call would
-    slow the program down, so the check becomes one cached look-up, and the debugger's own
-    patterns still apply.
+    bdb asks ``stop_here(frame)`` before every stop, and on every call whether to trace the
+    new frame at all; it answers no for library code (:func:`is_library_frame`, cached, so
+    cheap on every call and line) and otherwise asks bdb's own, whose ``skip`` patterns
+    still apply.
     """
-    had_own = "is_skipped_module" in vars(debugger)
-    own = vars(debugger).get("is_skipped_module")
-    original = debugger.is_skipped_module
-    skip = debugger.skip
+    had_own = "stop_here" in vars(debugger)
+    own = vars(debugger).get("stop_here")
+    original = debugger.stop_here
 
-    def is_skipped_module(module_name: Optional[str]) -> bool:
-        return is_library_module(module_name) or bool(skip and original(module_name))
+    def stop_here(frame: types.FrameType) -> bool:
+        return not is_library_frame(frame) and bool(original(frame))
 
-    debugger.is_skipped_module = is_skipped_module
-    # bdb only asks when skip is not empty; this pattern is the gist of the rule.
-    debugger.skip = set(skip or ()) | {"torch.*"}
+    debugger.stop_here = stop_here
 
     def undo() -> None:
-        debugger.skip = skip
         if had_own:
-            debugger.is_skipped_module = own
+            debugger.stop_here = own
         else:
-            vars(debugger).pop("is_skipped_module", None)
+            vars(debugger).pop("stop_here", None)
 
     return undo
 

@@ -319,18 +319,28 @@ for call, n in enumerate((1, 2)):
 '''
 
 
+def start_framescope_run(folder: Path) -> PdbSession:
+    """``python -m pdb -m framescope run --debug --no-report --out dump prog.py`` in ``folder``."""
+    argv = [sys.executable, "-m", "pdb", "-m", "framescope", *PDB_OPTIONS_END, "run", "--debug", "--no-report",
+            "--out", "dump", "prog.py"]
+    return PdbSession.start(argv, cwd=str(folder), env=environment())
+
+
+def first_pass(pdb: PdbSession, folder: Path) -> Layout:
+    """Run the program to its end once (writing the dump); pdb then restarts it."""
+    first_run = pdb.command("continue", timeout=300).text
+    assert "The program exited via sys.exit(). Exit status: 0" in first_run
+    return Layout(folder, first_run)
+
+
 def test_pdb_steps_into_the_graph_under_framescope_run_debug(tmp_path):
     # python -m pdb -m framescope run --debug prog.py: how an IDE runs a program it did not
     # change. The first pass writes the dump; in the restarted one, in the same process,
     # the files have the same names, the breakpoint stops, and one step from the graph call
     # is the graph's forward, as framescope.debug() makes it (without it, torch's wrappers).
     (tmp_path / "prog.py").write_text(RUN_PROGRAM)
-    argv = [sys.executable, "-m", "pdb", "-m", "framescope", *PDB_OPTIONS_END, "run", "--debug", "--no-report",
-            "--out", "dump", "prog.py"]
-    with PdbSession.start(argv, cwd=str(tmp_path), env=environment()) as pdb:
-        first_run = pdb.command("continue", timeout=300).text
-        assert "The program exited via sys.exit(). Exit status: 0" in first_run
-        layout = Layout(tmp_path, first_run)
+    with start_framescope_run(tmp_path) as pdb:
+        layout = first_pass(pdb, tmp_path)
         assert layout.calls == ["CALL 0 n=1 %s" % ([1.8414709568023682] * 3),
                                 "CALL 1 n=2 %s" % ([1.9092974662780762] * 3)]
         e0, g0 = layout.transformed(0), layout.graph(0)
@@ -342,6 +352,79 @@ def test_pdb_steps_into_the_graph_under_framescope_run_debug(tmp_path):
         assert "Exit status: 0" in pdb.command("continue").text
         assert program_lines(pdb.transcript[start:], "CALL ") == layout.calls
         assert Layout(tmp_path, "").graph_files() == layout.graph_files()
+
+
+# The same with Inductor, the compiled function called twice with the same arguments: the
+# call that compiles and a cached one.
+INDUCTOR_RUN_PROGRAM = '''\
+import torch
+
+
+def f(x, n):
+    y = x * n
+    return y.sin() + 1
+
+
+compiled = torch.compile(f, backend="inductor", dynamic=False)
+for call in range(2):
+    print("CALL %d %s" % (call, compiled(torch.ones(3), 1).tolist()))
+'''
+
+
+@pytest.mark.slow
+def test_pdb_steps_into_inductor_code_under_framescope_run_debug(tmp_path):
+    # Between the graph call and Inductor's ``call`` lie torch's wrappers, some of them code
+    # that torch generates and compiles under a file name of its own (in torch's folder,
+    # with no module name in its globals): stepping skips them like any torch code.
+    (tmp_path / "prog.py").write_text(INDUCTOR_RUN_PROGRAM)
+    with start_framescope_run(tmp_path) as pdb:
+        layout = first_pass(pdb, tmp_path)
+        assert len(layout.entries) == 1
+        e0, graph = layout.transformed(0), layout.entries[0][1]
+        [record] = [item for item in layout.index["graphs"] if item["name"] == graph]
+        assert record["runs_from_file"] == ["inductor"]
+        inductor = str(layout.dump / ("%s.inductor.py" % graph))
+        assert "Breakpoint" in pdb.command("break %s:%d" % e0).text
+        for call in ("compiling", "cached"):
+            assert where(pdb.command("continue", timeout=300).stop) == e0, call
+            stop = pdb.command("step").stop
+            assert (stop.path, stop.function) == (inductor, "call"), (call, stop)
+            # Through ``call`` and back to the line after the graph call.
+            for _ in range(30):
+                stop = pdb.command("step").stop
+                if stop.path != inductor:
+                    break
+            assert where(stop) == (e0[0], e0[1] + 1), call
+        assert "Exit status: 0" in pdb.command("continue").text
+
+
+def test_pdb_quit_ends_framescope_run(tmp_path):
+    # q at a breakpoint ends pdb, as it does in a program run without framescope: no
+    # traceback of bdb.BdbQuit as if the program had failed, no summary of the run cut
+    # short, and no restart. The dump is finished as far as the program ran.
+    (tmp_path / "prog.py").write_text(RUN_PROGRAM)
+    with start_framescope_run(tmp_path) as pdb:
+        layout = first_pass(pdb, tmp_path)
+        e1 = layout.transformed(1)
+        assert "Breakpoint" in pdb.command("break %s:%d" % e1).text
+        assert where(pdb.command("continue").stop) == e1
+        start = len(pdb.transcript)
+        stdin = pdb.process.stdin
+        assert stdin is not None
+        stdin.write(b"quit\n")  # stdin stays open: a restarted program would wait for more
+        stdin.flush()
+        try:
+            status = pdb.process.wait(60)
+        except subprocess.TimeoutExpired:
+            raise AssertionError("pdb did not end after quit:\n%s" % pdb.transcript[start:]) from None
+        pdb.close()
+        after = pdb.transcript[start:]
+    assert status == 0, after
+    for text in ("BdbQuit", "Traceback", "exited via sys.exit()", "restarted", "dump:"):
+        assert text not in after, after
+    index = json.loads((layout.dump / "index.json").read_text())
+    [frame] = index["frames"]
+    assert [entry["file"] for entry in frame["entries"]] == [path.name for path, _graph in layout.entries]
 
 
 # --------------------------------------------------------------------------- debugpy
@@ -428,6 +511,48 @@ def test_debugpy_breakpoints_in_missing_files_need_debug(plain, tmp_path):
         assert program_lines(session.program_output(), "CALL ") == plain.calls
 
 
+# A graph with inputs enough that the dump writes its call one argument a line.
+WIDE_PROGRAM = '''\
+import sys
+
+import torch
+
+import framescope
+
+
+def f(first_input, second_input, third_input, fourth_input, fifth_input, sixth_input):
+    return (first_input + second_input + third_input + fourth_input + fifth_input + sixth_input) * 2
+
+
+compiled = torch.compile(f, backend="eager")
+inputs = [torch.ones(3) + i for i in range(6)]
+with framescope.dump(sys.argv[1]):
+    for call in range(2):
+        print("CALL %d %s" % (call, compiled(*inputs).tolist()))
+'''
+
+
+def test_pdb_stops_once_on_a_graph_call_written_over_several_lines(tmp_path):
+    # A statement runs as one line of its file, however many lines it is written on: a
+    # breakpoint on the first line of the graph call stops once per call (for code compiled
+    # as written, CPython 3.11 and later report the lines of the arguments, then the call's
+    # line again), and ``next`` goes from the call to the line after it.
+    (tmp_path / "prog.py").write_text(WIDE_PROGRAM)
+    layout = Layout(tmp_path, run_plain(tmp_path))
+    path, line = layout.transformed(0)
+    lines = Path(path).read_text().splitlines()
+    assert lines[line - 1].endswith("(") and lines[line].strip() == "first_input,"
+    after = line + lines[line:].index("    )") + 2
+    with start_pdb(layout) as pdb:
+        assert "Breakpoint" in pdb.command("break %s:%d" % (path, line)).text
+        assert [where(stop) for stop in pdb.stops_until_end()] == [(path, line)] * 2
+        assert where(pdb.command("continue").stop) == (path, line)
+        assert where(pdb.command("next").stop) == (path, after)
+        assert where(pdb.command("continue").stop) == (path, line)
+        assert "The program finished" in pdb.command("continue").text
+        assert program_lines(pdb.transcript, "CALL ") == layout.calls * 2
+
+
 # --------------------------------------------------------------------------- resume functions, other backends
 
 BREAKING_PROGRAM = '''\
@@ -510,6 +635,36 @@ def test_debug_is_lazy_and_library_code_is_known(run_python):
     )
     # A namedtuple's __new__ is made by collections (its own globals, named namedtuple_Point).
     assert done.stdout.strip() == "[True, True, True, True, True, False, False]"
+
+
+LIBRARY_FRAMES = '''\
+import os, sys, torch
+from framescope import debugging
+
+
+def frame_of(filename, module):
+    scope = {} if module is None else {"__name__": module}
+    exec(compile("import sys\\nframe = sys._getframe()", filename, "exec"), scope)
+    return scope["frame"]
+
+
+cases = [
+    (os.path.dirname(torch.__file__) + "/_functorch/_aot_autograd/codegen.py:codegen(runtime)", None),
+    (%r + "/dump/__compiled_fn_1.inductor.py", "torch._inductor.runtime.compile_tasks.c1abc"),
+    ("<string>", "namedtuple_Point"),
+    ("<string>", None),
+    (os.path.dirname(torch.__file__) + "/__main__.py", "__main__"),
+]
+print([debugging.is_library_frame(frame_of(*case)) for case in cases])
+'''
+
+
+def test_library_code_is_decided_by_file(run_python, tmp_path):
+    # torch's generated wrappers: a file name in torch's folder, globals that name no
+    # module. Inductor's output code: a module named torch._inductor..., a file of the dump.
+    # Code without a file: its module decides. The program is never library code.
+    done = run_python(LIBRARY_FRAMES % str(tmp_path))
+    assert done.stdout.strip() == "[True, False, True, False, False]"
 
 
 def test_debug_without_a_debugger_changes_nothing(run_python):

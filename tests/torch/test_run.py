@@ -263,3 +263,34 @@ def test_the_explain_example_names_what_to_fix_first(tmp_path):
     assert explained.returncode == 0
     kinds = [finding["kind"] for finding in json.loads(explained.stdout)["findings"]]
     assert kinds[:2] == ["recompile_limit", "recompile_limit"] and "graph_break" in kinds
+
+
+SHOWS_ITS_START = '''\
+import sys
+import torch
+print(sys.argv, __file__, __name__, sys.path[0] == %r)
+print(torch.compile(lambda x: x + 1, backend="eager")(torch.ones(1)).item())
+'''
+
+
+def test_scripts_and_modules_start_as_under_python(tmp_path):
+    # The console script, whose own sys.path[0] is its bin folder: modules are still looked up
+    # in the current folder first, as python -m does, and a script's sys.argv[0] is as given.
+    (tmp_path / "mymod.py").write_text(SHOWS_ITS_START % str(tmp_path))
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "mod.py").write_text(SHOWS_ITS_START % str(tmp_path))
+    (tmp_path / "prog.py").write_text(SHOWS_ITS_START % str(tmp_path))
+    console = Path(sys.executable).parent / "framescope"
+    assert console.exists()
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    for program in (["-m", "mymod", "x", "y"], ["-m", "pkg.mod", "a"], ["prog.py", "q"]):
+        plain = subprocess.run([sys.executable, *program], cwd=str(tmp_path), env=env, capture_output=True,
+                               text=True, timeout=600)
+        under = subprocess.run([str(console), "run", "--no-report", "--out", "d", *program], cwd=str(tmp_path),
+                               env=env, capture_output=True, text=True, timeout=600)
+        assert plain.returncode == 0, plain.stderr
+        assert under.returncode == 0, under.stderr
+        assert under.stdout == plain.stdout, program
+        assert json.loads((tmp_path / "d" / "index.json").read_text())["argv"] == \
+            [plain.stdout.split("'")[1]] + program[2 if program[0] == "-m" else 1:]

@@ -14,7 +14,7 @@ import dis
 import gc
 import types
 from dataclasses import dataclass
-from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, FrozenSet, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 from framescope import torch_text
 from framescope.dump import naming, validate
@@ -230,7 +230,9 @@ def _compile(
     body = source.rstrip("\n") + "\n"
     for _ in range(2):
         text = "\n".join(list(header) + [""] + wrapped(body, name, dynamo.co_freevars)) + "\n"
-        module = compile(text, filename, "exec", flags=dynamo.co_flags & _FUTURE_FLAGS, dont_inherit=True)
+        flags = dynamo.co_flags & _FUTURE_FLAGS
+        module = compile(_one_line_statements(text, filename, flags), filename, "exec", flags=flags,
+                         dont_inherit=True)
         code = _find(module, name, bool(dynamo.co_freevars))
         free = [n for n in dynamo.co_freevars if n not in code.co_freevars]
         cells = [n for n in dynamo.co_cellvars if n not in code.co_cellvars]
@@ -240,6 +242,49 @@ def _compile(
         # no longer uses them; declare them so that the layout torch copies into matches.
         body = _declare(body, free, cells)
     return text, code, body
+
+
+# The statements the decompiler's printer writes one argument a line when a call is long.
+_WRAPPABLE = (ast.Assign, ast.Expr, ast.Return)
+
+
+def _one_line_statements(text: str, filename: str, flags: int) -> Union[str, ast.Module]:
+    """What to compile for the file ``text``: the text itself, or, where a call is written one
+    argument a line, its tree with each such statement on the statement's first line. The
+    code then runs the statement as one line, as if written on one: a breakpoint on it stops
+    once per run (else CPython reports the arguments' lines, then the call's line again) and
+    ``next`` goes past it in one step. Other lines keep their numbers."""
+    if "(\n" not in text:
+        return text
+    tree = compile(text, filename, "exec", flags=flags | ast.PyCF_ONLY_AST, dont_inherit=True)
+    lines = text.split("\n")
+    for stmt in _statements(tree.body):
+        if isinstance(stmt, _WRAPPABLE) and (stmt.end_lineno or stmt.lineno) > stmt.lineno:
+            _onto_line(stmt, stmt.lineno, len(lines[stmt.lineno - 1].encode("utf-8")))
+    return tree
+
+
+def _statements(nodes: Sequence[ast.AST]) -> Iterator[ast.AST]:
+    """The statements among ``nodes`` and in their blocks, without walking expressions."""
+    for node in nodes:
+        yield node
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            inner = getattr(node, field, None)
+            if isinstance(inner, list):
+                yield from _statements(inner)
+
+
+def _onto_line(stmt: ast.stmt, row: int, width: int) -> None:
+    """Put every node of ``stmt`` on line ``row`` (``width`` bytes long): what starts or ends
+    on a later line starts or ends at the end of ``row``."""
+    for node in ast.walk(stmt):
+        if getattr(node, "end_lineno", None) is None:
+            continue  # no position (Load, an operator)
+        if node.lineno != row:
+            node.col_offset = width
+        if node.end_lineno != row:
+            node.end_col_offset = width
+        node.lineno = node.end_lineno = row
 
 
 def _def_name(source: str) -> str:

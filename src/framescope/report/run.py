@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import io
 import os
 import runpy
 import sys
 import traceback
-from types import TracebackType
+import types
+from types import FrameType, TracebackType
 from typing import Any, ContextManager, Dict, Iterator, List, Optional, TextIO
 
 from framescope.errors import UnsupportedTorchError
@@ -50,12 +52,24 @@ def check_program(program: List[str], module: bool) -> Optional[str]:
     if importlib.util.find_spec("torch") is None:
         return "torch is not installed; framescope run needs torch (pip install torch)"
     if module:
-        try:
-            found = importlib.util.find_spec(program[0])
-        except (ImportError, ValueError) as err:  # a parent package that is missing or broken
-            return "cannot find module %s: %s" % (program[0], err)
-        if found is None:
-            return "no module named %s" % program[0]
+        return check_module(program[0])
+    return None
+
+
+def check_module(name: str) -> Optional[str]:
+    """Why module ``name`` cannot be run, looked up as ``python -m`` does (the current folder
+    first, unless -P), or None."""
+    saved = sys.path[:]
+    if not getattr(sys.flags, "safe_path", False):
+        set_path0(os.getcwd())
+    try:
+        found = importlib.util.find_spec(name)
+    except (ImportError, ValueError) as err:  # a parent package that is missing or broken
+        return "cannot find module %s: %s" % (name, err)
+    finally:
+        sys.path[:] = saved
+    if found is None:
+        return "no module named %s" % name
     return None
 
 
@@ -87,8 +101,11 @@ def run_program(program: List[str], module: bool, out: str, report: bool = True,
             dumping.__exit__(None, None, None)
             stderr.write("framescope: error: cannot start framescope.debug(): %s\n" % " ".join(str(err).split()))
             return 2
+        status = 0
         try:
             try:
+                # pdb's quit, when pdb runs framescope, goes on to pdb once the dump is
+                # finished, past the summary: pdb ends, and the run cut short gets none.
                 status = run_main(program, module)
             finally:
                 debugger.__exit__(None, None, None)
@@ -133,9 +150,9 @@ def as_main(program: List[str], module: bool) -> Iterator[None]:
     """``sys.argv`` and ``sys.path[0]`` as ``python`` sets them for the program; restored after."""
     saved_argv, saved_path0, saved_cwd = sys.argv[:], sys.path[0] if sys.path else None, os.getcwd()
     if module:
+        set_path0(os.getcwd())  # what python -m puts first
         spec = importlib.util.find_spec(program[0])
         sys.argv = [(spec.origin if spec else None) or program[0]] + program[1:]
-        set_path0(os.getcwd())  # what python -m puts first
     else:
         sys.argv = list(program)
         set_path0(os.path.dirname(os.path.abspath(program[0])))
@@ -157,8 +174,7 @@ def run_main(program: List[str], module: bool) -> int:
         if module:
             runpy.run_module(program[0], run_name="__main__", alter_sys=True)
         else:
-            # python makes __main__.__file__ absolute too (3.9+).
-            runpy.run_path(os.path.abspath(program[0]), run_name="__main__")
+            run_script(program[0])
         return 0
     except SystemExit as exc:
         return exit_status(exc.code)
@@ -166,8 +182,50 @@ def run_main(program: List[str], module: bool) -> int:
         print_exception(exc)
         return 130  # what a shell reports for a program ended by SIGINT
     except BaseException as exc:
+        if is_debugger_quit(exc):
+            raise  # pdb's quit: pdb ends, as without framescope; not the program's failure
         print_exception(exc)
         return 1
+
+
+def is_debugger_quit(exc: BaseException) -> bool:
+    """Whether ``exc`` is ``quit`` in a debugger that runs framescope (``python -m pdb -m
+    framescope run ...``) and ends quietly on it. Where the program itself started the
+    debugger (``breakpoint()``), nothing catches it: it is reported as ``python`` does."""
+    bdb = sys.modules.get("bdb")  # never raised where no debugger loaded bdb
+    if bdb is None or not isinstance(exc, bdb.BdbQuit):
+        return False
+    runs = {getattr(bdb.Bdb, name).__code__ for name in ("run", "runeval", "runcall")}
+    frame: Optional[FrameType] = sys._getframe()
+    while frame is not None and frame.f_code not in runs:
+        frame = frame.f_back
+    return frame is not None
+
+
+def run_script(path: str) -> None:
+    """Run a script file as ``python path`` does: ``__main__.__file__`` and the code's file
+    name absolute (3.9+), ``sys.argv[0]`` as given (``runpy.run_path`` would make it the
+    path it was given, so it gets the absolute one only for its file name)."""
+    import pkgutil
+
+    if pkgutil.get_importer(path) is not None:  # a folder or zip file with a __main__.py
+        runpy.run_path(path, run_name="__main__")
+        return
+    full = os.path.abspath(path)
+    with io.open_code(full) as handle:
+        code = pkgutil.read_code(handle)  # a .pyc given as the script
+    if code is None:
+        with io.open_code(full) as handle:
+            code = compile(handle.read(), full, "exec")
+    main = types.ModuleType("__main__")
+    main.__dict__.update(__file__=full, __cached__=None, __loader__=None, __package__=None, __spec__=None)
+    saved = sys.modules.get("__main__")
+    sys.modules["__main__"] = main
+    try:
+        exec(code, main.__dict__)
+    finally:
+        if saved is not None:
+            sys.modules["__main__"] = saved
 
 
 def set_path0(path: str) -> None:
