@@ -73,6 +73,7 @@ class debug:
 
         torch_internals.require(torch_internals.DEBUG)
         try:
+            self._undo.append(files_from_the_current_folder())
             self._attach()
             self._hook = torch_internals.on_compile_end(self._after_compile)
         except BaseException:
@@ -316,6 +317,32 @@ def _running_bdb() -> Any:
 
     owner = getattr(sys.gettrace(), "__self__", None)
     return owner if isinstance(owner, bdb.Bdb) else None
+
+
+def files_from_the_current_folder() -> Callable[[], None]:
+    """Let pdb's ``break FILE:LINE`` take FILE relative to the current folder (where a dump's
+    folder usually is, ``b dump/__transformed_code_0_for_f.py:2``) when its own lookup, which
+    tries only the folders of ``sys.path``, finds nothing; return the undo step. Patches
+    ``pdb.Pdb`` itself: the pdb a ``breakpoint()`` starts is made after the patch."""
+    import pdb
+
+    original = pdb.Pdb.lookupmodule
+    if getattr(original, "_framescope", False):
+        return lambda: None
+
+    def lookupmodule(self: Any, filename: str) -> Optional[str]:
+        found = original(self, filename)
+        if found is None and not os.path.isabs(filename) and os.path.isfile(filename):
+            return os.path.abspath(filename)
+        return found
+
+    lookupmodule._framescope = True  # type: ignore[attr-defined]
+    pdb.Pdb.lookupmodule = lookupmodule  # type: ignore[method-assign]
+
+    def undo() -> None:
+        pdb.Pdb.lookupmodule = original  # type: ignore[method-assign]
+
+    return undo
 
 
 def _skip_library_frames(debugger: Any) -> Callable[[], None]:

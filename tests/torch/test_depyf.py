@@ -136,6 +136,26 @@ def test_readme_debug_stops_at_breakpoints_in_the_dumped_files(tmp_path):
     assert totals == [eager.strip()] * 2, out[-3000:]
 
 
+def test_a_breakpoint_at_line_2_of_a_transformed_file_as_depyfs_test_sets_it(tmp_path):
+    # depyf's own tests/test_pytorch/test_debug.py and debug_input.txt: its breakpoint, given
+    # relative to the current folder (pdb looks only in sys.path's folders), on line 2 of the
+    # file: the first statement of the def on line 1.
+    (tmp_path / "prog.py").write_text(README_PROGRAM.replace("./dump_src_dir", "./test_debug_output"))
+    with PdbSession.start([sys.executable, "prog.py", "debug"], cwd=str(tmp_path), env=environment(),
+                          timeout=600) as pdb:
+        transformed = tmp_path / "test_debug_output" / "__transformed_code_0_for_toy_example.py"
+        lines = transformed.read_text().splitlines()
+        assert lines[0] == "def toy_example(a, b):" and lines[1].startswith("    "), lines[:3]
+        reply = pdb.command("b test_debug_output/__transformed_code_0_for_toy_example.py:2").text
+        assert "Breakpoint 1 at %s:2" % transformed in reply, reply
+        stop = pdb.command("continue", timeout=300).stop
+        assert stop is not None and (stop.path, stop.line) == (str(transformed), 2)
+        pdb.command("clear test_debug_output/__transformed_code_0_for_toy_example.py:2")
+        pdb.process.stdin.write(b"continue\n")
+        pdb.process.stdin.flush()
+        assert pdb.process.wait(300) == 0
+
+
 # --------------------------------------------------------------------------- install()
 
 INSTALL_PROGRAM = '''\

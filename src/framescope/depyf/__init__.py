@@ -58,7 +58,7 @@ def debug() -> Iterator[None]:
     """
     import torch
 
-    from framescope.debugging import debug as stepping
+    from framescope.debugging import debug as stepping, files_from_the_current_folder
     from framescope.dump import last_folder
 
     folder = last_folder()
@@ -66,9 +66,15 @@ def debug() -> Iterator[None]:
     print("framescope paused the program at a breakpoint. The dumped files are %s: full_code_for_<function>.py "
           "shows each function's cache entries and guards; set breakpoints in its __transformed_code_* and "
           "__compiled_fn_* files, then continue." % where)
-    breakpoint()
-    with torch.compiler.set_stance("eager_on_recompile"), stepping():
-        yield
+    # A breakpoint given relative to the current folder, as the dump's folder usually is
+    # (b dump/__transformed_code_0_for_f.py:2), is found, from the first prompt on.
+    undo = files_from_the_current_folder()
+    try:
+        breakpoint()
+        with torch.compiler.set_stance("eager_on_recompile"), stepping():
+            yield
+    finally:
+        undo()
 
 
 # --------------------------------------------------------------------------- install

@@ -229,7 +229,9 @@ def _compile(
     name = _def_name(source)
     body = source.rstrip("\n") + "\n"
     for _ in range(2):
-        text = "\n".join(list(header) + [""] + wrapped(body, name, dynamo.co_freevars)) + "\n"
+        # The code first, its def on line 1 as depyf writes it (a breakpoint at line 2 stops
+        # at its first statement); what it is, below it.
+        text = "\n".join(wrapped(body, name, dynamo.co_freevars) + [""] + list(header)) + "\n"
         flags = dynamo.co_flags & _FUTURE_FLAGS
         module = compile(_one_line_statements(text, filename, flags), filename, "exec", flags=flags,
                          dont_inherit=True)
