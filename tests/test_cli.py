@@ -313,3 +313,35 @@ def test_explain_on_the_folder_of_a_distributed_run(tmp_path):
     ranks = json.loads(run("explain", "--json", "job", cwd=str(tmp_path)).stdout)
     assert list(ranks) == ["ranks"] and list(ranks["ranks"]) == ["rank_0", "rank_1", "rank_10"]
     assert isinstance(single, dict) and ranks["ranks"]["rank_1"].keys() == single.keys()
+
+
+EXCEPT_STAR = '''\
+def handle(items):
+    for item in items:
+        pass
+    try:
+        pass
+    except* ValueError as eg:
+        pass
+'''
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="except* is new in 3.11")
+def test_source_compiled_code_the_decompiler_refuses_is_not_called_machine_made(tmp_path):
+    # The decompiler refuses this function (today): the machine-code reading must not answer
+    # for it under a header claiming that no source has it, in the API or on the command line.
+    (tmp_path / "star.py").write_text(EXCEPT_STAR + "\n\n" + NEGATIVE_ZERO)
+    code = ("import sys, framescope; sys.path.insert(0, '.'); import star\n"
+            "for f in (star.handle, star.neg):\n"
+            "    try:\n"
+            "        print(framescope.decompile(f))\n"
+            "    except framescope.DecompilationError as err:\n"
+            "        print('refused:', err)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=str(tmp_path),
+                          env=dict(os.environ, PYTHONPATH=os.path.join(ROOT, "src")))
+    lines = done.stdout.splitlines()
+    assert len(lines) == 2 and all(line.startswith("refused: ") for line in lines), done.stdout + done.stderr
+    assert "machine-made" not in done.stdout
+    result = run("decompile", "star.py", cwd=str(tmp_path))
+    assert result.returncode == 1 and "machine-made" not in result.stdout
+    assert "def handle(items):" in result.stdout and "  neg: " in result.stderr
