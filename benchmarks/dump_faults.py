@@ -86,8 +86,10 @@ class Outcome:
     #: Same results and exit status as the program without framescope.
     same: bool = False
     exit_status: Optional[int] = None
-    #: For the kills: whether the program was still running when the signal came.
+    #: For the kills: whether the program was still running when the signal came, and
+    #: whether the dump had written a .py file by then.
     killed: bool = False
+    started: bool = False
     #: DumpWarnings the program printed.
     warnings: int = 0
     #: .py files left in the folder, and those that do not compile.
@@ -95,8 +97,8 @@ class Outcome:
     broken: List[str] = field(default_factory=list)
     #: "valid", "absent" or "broken: <why>".
     index: str = "absent"
-    #: ``framescope report`` of the folder: "ok", "not a dump" (nothing was written), "folder
-    #: gone" (deleted by the program) or its error.
+    #: ``framescope report`` of the folder: "ok", "not a dump" (no index.json and no dump
+    #: file), "folder gone" (deleted by the program) or its error.
     report: str = ""
     #: What the report's warnings say is missing (first line).
     missing: str = ""
@@ -104,8 +106,11 @@ class Outcome:
 
     @property
     def ok(self) -> bool:
+        """Same output, at most one warning, and what the folder holds loads, unless nothing
+        was written: a folder with .py files in it is a dump, index.json or not."""
+        report = ("ok", "folder gone") if self.files else ("ok", "not a dump", "folder gone")
         return (self.same and self.warnings <= 1 and not self.broken and not self.index.startswith("broken")
-                and self.report in ("ok", "not a dump", "folder gone"))
+                and self.report in report)
 
 
 def write_program(folder: Path) -> Path:
@@ -220,6 +225,7 @@ def killed(program: Path, work: Path, number: int, seed: int, window_s: float) -
     assert process.stdout is not None
     process.stdout.readline()  # READY
     time.sleep(delay)
+    outcome.started = folder.is_dir() and any(folder.rglob("*.py"))
     outcome.killed = process.poll() is None  # a run faster than the timing run may be over
     process.send_signal(signal.SIGKILL)
     process.wait()

@@ -10,7 +10,7 @@ has that torch): ``pip install torch==<torch>`` (PyPI's Linux wheels are CUDA bu
 on the CPU, about 5 GB with their nvidia-* packages), then framescope editable with its
 ``test-torch`` extra. The torch test suite (``tests/torch``: dump, debugging with real pdb and
 debugpy, evalframe, run/report) runs with ``FRAMESCOPE_REQUIRE_TORCH=1``, so nothing may skip
-for want of torch. Every dump the tests write stays under the run's pytest base folder, and
+for want of torch or of a package of the ``test-torch`` extra. Every dump the tests write stays under the run's pytest base folder, and
 each cache entry that fell back to Dynamo's bytecode in any of them is counted (those a test
 forces on purpose excepted). The table: pair, tests passed/failed/skipped, fallbacks, minutes.
 Then, as a new user would, ``framescope run examples/torch_program.py`` (a graph break in a

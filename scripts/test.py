@@ -328,7 +328,8 @@ def run_cpython(session: Session, runner: Runner, args: argparse.Namespace) -> N
         session.setup_s = time.monotonic() - start
     env = dict(os.environ)
     if session.name in TORCH:
-        # torch is installed here on purpose: a torch test that skips is a failure.
+        # torch and the test-torch extra are installed here on purpose: a test that skips for
+        # want of one of them is a failure.
         env["FRAMESCOPE_REQUIRE_TORCH"] = "1"
     cmd = [str(venv_python), "-m", "pytest"] + pytest_args(session, args)
     run_pytest(session, runner, cmd, env, args.timeout)

@@ -4,8 +4,9 @@ Markers (registered in pyproject.toml):
 
 * ``torch``: the test needs torch. It skips where torch is not installed, except that with
   ``FRAMESCOPE_REQUIRE_TORCH=1`` (set by scripts/test.py on the interpreter that has torch)
-  a missing torch is an error, and a test skipped by ``pytest.importorskip("torch...")``
-  fails instead of skipping. Under Emscripten, which has no torch, it always skips.
+  a missing torch is an error, and a test skipped by ``pytest.importorskip`` of torch or of
+  a package of the ``test-torch`` extra in pyproject.toml (transformers, debugpy, nbclient,
+  ...) fails instead of skipping. Under Emscripten, which has no torch, it always skips.
 * ``needs_subprocess``, ``needs_threads``, ``needs_sockets``: the test uses something that
   CPython on Emscripten (Pyodide) lacks; it skips there and runs everywhere else.
 
@@ -21,7 +22,8 @@ import os
 import re
 import subprocess
 import sys
-from typing import Callable, Optional
+from pathlib import Path
+from typing import Callable, FrozenSet, Optional
 
 import pytest
 
@@ -36,8 +38,45 @@ EMSCRIPTEN_LACKS = {
     "needs_sockets": "Emscripten (Pyodide) has no sockets",
 }
 
-# The message of pytest.importorskip("torch") and of its submodules, e.g. torch._dynamo.
-TORCH_IMPORT_SKIP = re.compile(r"could not import 'torch(\.[\w.]+)?'")
+PYPROJECT = Path(__file__).resolve().parent.parent / "pyproject.toml"
+
+# The messages of pytest.importorskip (a failed import, or a version below minversion); the
+# group is the module asked for, e.g. torch._dynamo.
+IMPORT_SKIP = re.compile(r"(?:could not import|module) '([\w.]+)'")
+
+
+def extra_packages(extra: str, pyproject: Path = PYPROJECT) -> FrozenSet[str]:
+    """The import names of what ``pip install .[extra]`` installs on this interpreter: the
+    extra's requirements whose markers hold here, with those of the extras of this project
+    it names (``framescope[test]``). A distribution's import name is its normalized name."""
+    from packaging.requirements import Requirement
+
+    extras = _optional_dependencies(pyproject)
+    found, pending, seen = set(), [extra], set()
+    while pending:
+        name = pending.pop()
+        seen.add(name)
+        for requirement in map(Requirement, extras[name]):
+            if requirement.marker is not None and not requirement.marker.evaluate({"extra": name}):
+                continue
+            if requirement.name == "framescope":
+                pending += [own for own in requirement.extras if own not in seen]
+            else:
+                found.add(re.sub(r"[-_.]+", "_", requirement.name).lower())
+    return frozenset(found)
+
+
+def _optional_dependencies(pyproject: Path) -> dict:
+    try:
+        import tomllib
+    except ImportError:  # before 3.11: tomli, which pytest itself needs there
+        import tomli as tomllib
+    with open(str(pyproject), "rb") as handle:
+        return tomllib.load(handle)["project"]["optional-dependencies"]
+
+
+#: What may not skip with FRAMESCOPE_REQUIRE_TORCH=1: torch and the test-torch extra.
+REQUIRED_MODULES: FrozenSet[str] = frozenset()
 
 
 def torch_installed() -> bool:
@@ -91,11 +130,14 @@ def _load_hypothesis_profile() -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    global REQUIRED_MODULES
     _load_hypothesis_profile()
     if REQUIRE_TORCH and not torch_installed():
         raise pytest.UsageError(
             "FRAMESCOPE_REQUIRE_TORCH=1 but torch is not installed for %s" % sys.executable
         )
+    if REQUIRE_TORCH:
+        REQUIRED_MODULES = extra_packages("test-torch") | {"torch"}
 
 
 def pytest_report_header(config: pytest.Config) -> str:
@@ -130,19 +172,20 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         pytest.skip("torch is not installed")
 
 
-def _torch_skip_reason(report: pytest.BaseReport) -> Optional[str]:
-    """The reason if the report is a skip for a failed torch import, else None."""
+def _required_skip_reason(report: pytest.BaseReport) -> Optional[str]:
+    """The reason if the report is a skip by importorskip of a required module, else None."""
     if not report.skipped or hasattr(report, "wasxfail"):
         return None
     longrepr = report.longrepr
     reason = longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else str(longrepr)
-    if not TORCH_IMPORT_SKIP.search(reason):
+    match = IMPORT_SKIP.search(reason)
+    if match is None or match.group(1).partition(".")[0] not in REQUIRED_MODULES:
         return None
     return reason[len("Skipped: ") :] if reason.startswith("Skipped: ") else reason
 
 
-def _fail_torch_skip(report: pytest.BaseReport) -> None:
-    reason = _torch_skip_reason(report)
+def _fail_required_skip(report: pytest.BaseReport) -> None:
+    reason = _required_skip_reason(report)
     if REQUIRE_TORCH and reason is not None:
         report.outcome = "failed"
         report.longrepr = "FRAMESCOPE_REQUIRE_TORCH=1, so this may not skip: %s" % reason
@@ -151,14 +194,14 @@ def _fail_torch_skip(report: pytest.BaseReport) -> None:
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> object:
     outcome = yield
-    _fail_torch_skip(outcome.get_result())
+    _fail_required_skip(outcome.get_result())
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_make_collect_report(collector: pytest.Collector) -> object:
-    # A module-level pytest.importorskip("torch") skips the whole module at collection.
+    # A module-level pytest.importorskip("torch") (or "nbclient") skips the whole module at collection.
     outcome = yield
-    _fail_torch_skip(outcome.get_result())
+    _fail_required_skip(outcome.get_result())
 
 
 # --------------------------------------------------------------------------- fixtures

@@ -28,11 +28,31 @@ def test_import_does_not_import_torch(run_python, module):
     assert torch_modules_after(run_python, "import " + module) == []
 
 
+#: Each torch-facing module, and a first use of it that needs torch (compiling nothing).
+FIRST_USE = {
+    "framescope.evalframe": "from framescope import evalframe\nevalframe.cache_entries(lambda: 0)",
+    "framescope.dump": (
+        "import tempfile, framescope.dump\n"
+        "with tempfile.TemporaryDirectory() as folder, framescope.dump(folder):\n    pass"),
+    "framescope.torch_internals": "from framescope import torch_internals\ntorch_internals.load()",
+    "framescope.depyf": "import framescope.depyf\nframescope.depyf.install()\nframescope.depyf.uninstall()",
+    "framescope.depyf.optimization": (
+        "from framescope.depyf.optimization import TorchCompileWrapperWithCustomDispatcher as W\n"
+        "class M(W):\n    def forward(self, x):\n        return x\nM(lambda x: x)"),
+}
+
+
 @pytest.mark.needs_subprocess
-@pytest.mark.parametrize("module", ["framescope.evalframe", "framescope.dump", "framescope.torch_internals",
-                                    "framescope.depyf", "framescope.depyf.optimization"])
+@pytest.mark.parametrize("module", sorted(FIRST_USE))
 def test_torch_facing_modules_import_torch_on_first_use_only(run_python, module):
     assert torch_modules_after(run_python, "import " + module) == []
+
+
+@pytest.mark.torch  # skips where torch is not installed; FRAMESCOPE_REQUIRE_TORCH=1 makes that an error
+@pytest.mark.needs_subprocess
+@pytest.mark.parametrize("module", sorted(FIRST_USE))
+def test_torch_facing_modules_import_torch_on_first_use(run_python, module):
+    assert "torch" in torch_modules_after(run_python, FIRST_USE[module])
 
 
 @pytest.mark.needs_subprocess
@@ -69,6 +89,16 @@ def pyproject_version() -> str:
 
 def test_version_matches_pyproject():
     assert framescope.__version__ == pyproject_version()
+
+
+def test_the_torch_sessions_require_the_test_torch_extra():
+    # With FRAMESCOPE_REQUIRE_TORCH=1 none of these may skip (tests/conftest.py).
+    from tests.conftest import extra_packages
+
+    required = extra_packages("test-torch")
+    assert {"transformers", "debugpy", "ipykernel", "nbclient", "nbformat"} <= required
+    assert extra_packages("test") <= required and {"pytest", "hypothesis"} <= required
+    assert "framescope" not in required and "torch" not in required
 
 
 @pytest.mark.skipif(

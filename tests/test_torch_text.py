@@ -194,8 +194,17 @@ def test_inductor_provenance():
     assert torch_text.kernel_stack_lines(STACK_TRACES) == {
         "cpp_fused_add_sin_0:1": [("/p/prog.py", 12)], "extern_kernels.mm:2": [("/p/prog.py", 13)]}
     assert torch_text.kernel_name("extern_kernels.mm:2") == "extern_kernels.mm"
-    for broken in ("", "[1]", '{"cppCodeToPost": [1]}', '{"cppCodeToPost": {"k:1": "add"}}'):
-        assert all(not nodes.post_grad for nodes in torch_text.kernel_nodes(broken).values())
+    for broken in ("", "not json", "[1]", '{"cppCodeToPost": [1]}'):
+        assert torch_text.kernel_nodes(broken) == {}
+    # A broken list of nodes leaves its kernel without nodes, and the other kernels as they are.
+    for nodes in ('"add"', "null", "1", '{"add": 1}', "[1, null]"):
+        broken = '{"cppCodeToPost": {"k:1": %s, "mm:2": ["mm"]}, "postToPre": {"mm": ["z"]}}' % nodes
+        assert torch_text.kernel_nodes(broken) == {
+            "k:1": torch_text.KernelNodes(pre_grad=[], post_grad=[]),
+            "mm:2": torch_text.KernelNodes(pre_grad=["z"], post_grad=["mm"])}
+    # A broken postToPre leaves the post-grad nodes only.
+    assert torch_text.kernel_nodes('{"cppCodeToPost": {"mm:2": ["mm"]}, "postToPre": [1]}') == {
+        "mm:2": torch_text.KernelNodes(pre_grad=[], post_grad=["mm"])}
     assert torch_text.kernel_stack_lines("not json") == {}
 
 

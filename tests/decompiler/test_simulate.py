@@ -1,6 +1,9 @@
 """The simulate pass alone: canonical instructions run on symbols give expressions and statements."""
 import ast
 
+import pytest
+
+from framescope import DecompilationError
 from framescope.decompiler.emit.unparse import unparse
 from framescope.decompiler.frontend import versions
 from framescope.decompiler.frontend.instructions import Instr
@@ -40,12 +43,10 @@ def test_an_expression_is_left_on_the_stack():
 def test_an_unknown_operation_is_refused_with_its_offset():
     code = compile("def f():\n    pass\n", "<t>", "exec").co_consts[0]
     sim = Simulator(code, nested=lambda func, *rest: None)
-    try:
+    with pytest.raises(DecompilationError) as refused:
         sim.step(Instr("NOT_AN_OPERATION", offset=6, raw="NOT_AN_OPERATION"), State())
-    except Exception as err:
-        assert "unsupported instruction" in str(err) and "NOT_AN_OPERATION" in str(err)
-    else:
-        raise AssertionError("an unknown operation was simulated")
+    err = refused.value
+    assert (err.reason, err.code_name, err.offset, err.opname) == ("unsupported instruction", "f", 6, "NOT_AN_OPERATION")
 
 
 def test_negation_spells_the_fewest_nots():
