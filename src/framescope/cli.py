@@ -271,7 +271,7 @@ def print_module(code: CodeType, indent: int) -> int:
     """The whole module, a function that cannot be decompiled as a stub with the reason in a
     comment (see ``decompile(partial=True)``); if the module's own code cannot be, each
     function and class on its own, failures as comments."""
-    from framescope.decompiler.api import decompile, decompile_parts
+    from framescope.decompiler.api import decompile, decompile_parts, is_function_code
 
     try:
         source, stubbed = decompile_parts(code, indent=indent)
@@ -280,17 +280,25 @@ def print_module(code: CodeType, indent: int) -> int:
     else:
         emit(source)
         return report_stubs(stubbed)
-    pieces = ["# framescope: the module as a whole could not be decompiled: %s" % module_error]
+    pieces = ["# framescope: the module as a whole could not be decompiled: %s\n"
+              "# framescope: each function and class below is printed from its own code, without the defaults,\n"
+              "# decorators and bases the module's code gives it" % module_error]
     refused = ["the module's own code: %s" % module_error]
     for child in code.co_consts:
         if isinstance(child, CodeType) and child.co_name.isidentifier():  # functions and classes
             try:
-                pieces.append(decompile(child, indent=indent, partial=True))
+                if is_function_code(child):
+                    text, stubbed = decompile(child, indent=indent), []
+                else:  # a class body: a method that cannot be decompiled becomes a stub
+                    text, stubbed = decompile_parts(child, indent=indent)
             except DecompilationError as err:
-                pieces.append("# framescope: cannot decompile %s: %s" % (child.co_name, err))
-                refused.append("%s: %s" % (child.co_name, err))
+                pieces.append("# framescope: cannot decompile %s" % " ".join(str(err).split()))
+                refused.append(str(err))
+            else:
+                pieces.append(text)
+                refused += ["%s.%s: %s" % (child.co_name, stub.qualname, stub.reason) for stub in stubbed]
     emit("\n\n\n".join(pieces))  # PEP 8's two blank lines, as between definitions
-    print_refused(refused, "left out, a comment in their place")
+    print_refused(refused, "left out, a comment or a stub in their place")
     return PARTIAL
 
 
