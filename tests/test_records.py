@@ -33,7 +33,7 @@ INDEX = {
     "recompiles": [{
         "frame": "f", "entry": 1, "compile_id": "0/1", "reason": "n == 1", "filename": "/p/prog.py",
         "lineno": 3, "source_line": "def f(x, n):", "limit": {"name": "recompile_limit", "value": 8},
-        "arguments": {}}],
+        "arguments": {}, "hints": ["convert this integer into a tensor"]}],
     "warnings": ["one"],
     "calls_missed": 2,
 }

@@ -439,6 +439,23 @@ def test_recompile_advice_names_the_arguments_a_guard_checks():
     assert recompile_advice("type(o) is the type seen when compiling", "o", "Net") is None
 
 
+def test_library_files_are_named_from_their_package_and_dynamos_names_get_no_advice():
+    from framescope.report.readable import is_dynamo_name, library_package, recompile_advice, where
+    from framescope.torch_text import recompile_hints
+
+    site = "/venv/lib/python3.11/site-packages/transformers/modeling_utils.py"
+    assert where(site, 4769) == "transformers/modeling_utils.py:4769" and library_package(site) == "transformers"
+    assert where("/usr/lib/python3.11/logging/__init__.py", 3) == "logging/__init__.py:3"
+    assert library_package("/elsewhere/prog.py") is None and library_package("<string>") is None
+    assert library_package("<string>", "__create_fn__.<locals>.__init__") == "dataclasses"
+    assert is_dynamo_name("___stack2") and is_dynamo_name("___stack0.loss") and not is_dynamo_name("self.k")
+    assert recompile_advice("___stack2 == 0", "___stack2", "int") is None
+    text = ("6/7: warmup.k == 6    # print(k)  # prog.py:40 in f (HINT: torch.compile considers integer attributes "
+            "of the nn.Module to be static. (Or a tensor.))\nUser stack trace:\n  File \"prog.py\", line 40, in f")
+    assert recompile_hints(text) == ["torch.compile considers integer attributes of the nn.Module to be static. "
+                                     "(Or a tensor.)"]
+
+
 def test_explain_ranks_what_to_fix_first(dump_dir, capsys):
     from framescope.report.explain import explain_record, format_explain
 
@@ -486,7 +503,10 @@ def test_explain_puts_a_frame_at_its_recompile_limit_first(dump_dir):
     first = next(i for i, line in enumerate(text) if line.startswith("  1. "))
     assert text[first].startswith("  1. f reached torch.compile's recompile_limit (4): calls that no cache entry "
                                   "accepts run without torch.compile")
-    assert text[first + 2].startswith("     suggestion: each value of mode compiles a cache entry of its own")
+    # The limit and the recompiles that led to it are one finding; the refused compile is no recompile.
+    assert text[first + 2] == "     in f: 3 recompiles on mode, then the recompile limit"
+    assert text[first + 3].startswith("     suggestion: each value of mode compiles a cache entry of its own")
+    assert not any(line.startswith("  2. f recompiled") for line in text)
     assert "      called with mode = 'y'; compiled for " not in text  # entries of the fixture have no arguments
     assert any(line == "      called with mode = 'y'" for line in text)
 

@@ -262,6 +262,16 @@ def parse_recompile_reason(text: str) -> Dict[str, Any]:
     return {"reason": reason, "filename": filename, "lineno": lineno}
 
 
+# torch ends some failed guards' comments with advice: "... in forward (HINT: torch.compile
+# considers integer attributes of the nn.Module to be static. ...)" (torch 2.5+).
+_GUARD_HINT = re.compile(r"\(HINT: (.+?)\)\s*$", re.M)
+
+
+def recompile_hints(text: str) -> List[str]:
+    """torch's hints in the comments of a recompile reason's failed guards, without repeats."""
+    return list(dict.fromkeys(" ".join(hint.split()) for hint in _GUARD_HINT.findall(text)))
+
+
 def readable_guard(text: str) -> str:
     """One guard check in the user's names: ``L['x']`` -> ``x``, ids spelled out."""
     text = unscoped(_TRAILING_COMMENT.sub("", text.strip()))

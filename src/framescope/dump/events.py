@@ -197,6 +197,7 @@ class EventRecorder:
                     "source_line": _source_line(found["filename"], found["lineno"]),
                     # The recompile was refused: the frame hit torch's limit on entries.
                     "limit": limit,
+                    "hints": torch_text.recompile_hints(reason_text),
                 }
             )
         if fields:

@@ -250,6 +250,8 @@ class Recompile:
     #: For a compile that made no cache entry: what the frame was called with (as
     #: :attr:`Entry.arguments`).
     arguments: Dict[str, Dict[str, str]] = field(default_factory=dict)
+    #: torch's hints on the failed guards, in its words (the "HINT:" of a guard's comment).
+    hints: List[str] = field(default_factory=list)
 
 
 @dataclass
@@ -517,6 +519,7 @@ class _Reader:
             limit=Limit(str(limit.get("name") or "recompile_limit"), value if _is_int(value) else None)
             if limit else None,
             arguments=self.arguments(obj, where),
+            hints=self.strings(obj, "hints", where),
         )
 
 

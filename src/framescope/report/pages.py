@@ -125,14 +125,16 @@ def frames_section(site: Site) -> str:
 
 def findings_section(site: Site) -> str:
     """What to change first, ranked (framescope explain's list)."""
-    from framescope.report.explain import findings
+    from framescope.report.findings import findings
 
     items = []
     for finding in findings(site.dump):
-        place = esc(finding.place)
-        items.append('<li><strong>%s</strong>%s<br>%s%s%s</li>' % (
+        place = esc(finding.place) + (" (library: %s)" % esc(finding.package) if finding.library else "")
+        frames = finding.frames_text() if len(finding.frames) > 1 else ""
+        items.append('<li><strong>%s</strong>%s<br>%s%s%s%s</li>' % (
             esc(finding.title), "" if finding.cost_s is None else " (%.2f s compiling)" % finding.cost_s,
             place, ' <code class="user-line">%s</code>' % esc(finding.line) if finding.line else "",
+            "<br>in " + esc(frames) if frames else "",
             '<br><span class="suggestion">suggestion: %s</span>' % esc(finding.advice) if finding.advice else ""))
     if not items:
         return ""

@@ -1,6 +1,7 @@
 """The text summary ``framescope run`` prints: frames, recompiles, graph breaks, graphs."""
 from __future__ import annotations
 
+import re
 from typing import Dict, List, NamedTuple, Optional, Tuple
 
 from framescope.report.chart import phase_totals
@@ -8,7 +9,7 @@ from framescope.dump.index import cache_summary, entry_use
 from framescope.dump.records import Dump, Frame, GraphBreak, Recompile
 from framescope.report.readable import guard_summary, guarded_names, recompile_advice, skipped_frame, where
 from framescope.report.source import source_line
-from framescope.torch_text import break_summary, resumed_name
+from framescope.torch_text import break_summary, failed_guards, resumed_name
 
 
 def plural(count: int, one: str, many: Optional[str] = None) -> str:
@@ -24,6 +25,17 @@ def seconds(value: Optional[float]) -> str:
     return "-" if value is None else "%.2f s" % value
 
 
+def break_groups(breaks: List[GraphBreak]) -> List[List[GraphBreak]]:
+    """Graph breaks by place and kind (torch's graph-break code, else its reason), across
+    frames and compiles: a break inside a function that several compiled frames call is one.
+    A break at which Dynamo gave up on the whole function is apart from those it resumed after."""
+    groups: Dict[Tuple, List[GraphBreak]] = {}
+    for brk in breaks:
+        key = (brk.filename, brk.lineno, brk.gb_code or break_summary(brk.reason), skipped_frame(brk))
+        groups.setdefault(key, []).append(brk)
+    return list(groups.values())
+
+
 def distinct_breaks(breaks: List[GraphBreak]) -> List[Tuple[GraphBreak, int]]:
     """Graph breaks by place and reason (a frame compiled again breaks again), with their counts."""
     counts: Dict[Tuple, List] = {}
@@ -33,9 +45,10 @@ def distinct_breaks(breaks: List[GraphBreak]) -> List[Tuple[GraphBreak, int]]:
     return [(brk, count) for brk, count in counts.values()]
 
 
-def recompile_lines(dump: Dump, recompile: Recompile) -> List[str]:
+def recompile_lines(dump: Dump, recompile: Recompile, shown: Optional[set] = None) -> List[str]:
     """A recompile: the failed guard, the user's line, the values involved and advice; or a
-    recompile torch refused at its limit, and what that means for the program."""
+    recompile torch refused at its limit, and what that means for the program. torch's hints
+    already in ``shown`` are left out (and those shown are added to it)."""
     frame = dump.frame(recompile.frame)
     name = frame.qualname if frame else recompile.frame or "<unknown frame>"
     entry = next((e for e in frame.entries if e.index == recompile.entry), None) if frame else None
@@ -55,10 +68,15 @@ def recompile_lines(dump: Dump, recompile: Recompile) -> List[str]:
     lines = [head, "      %s%s" % (where(recompile.filename, recompile.lineno), ": " + text if text else "")]
     if recompile.limit:
         lines.append("      from now on, calls of %s that no cache entry accepts run without torch.compile" % name)
-    for change in argument_changes(dump, recompile):
+    changes = argument_changes(dump, recompile)
+    for change in changes:
         lines.append("      " + change.text())
         if change.advice:
             lines.append("      suggestion: " + change.advice)
+    shown = set() if shown is None else shown
+    if not any(change.advice for change in changes):
+        lines += ["      hint: " + hint for hint in recompile.hints if hint not in shown]
+        shown.update(recompile.hints)
     return lines
 
 
@@ -94,9 +112,32 @@ def argument_changes(dump: Dump, recompile: Recompile) -> List[ArgumentChange]:
         before = list(dict.fromkeys(e.arguments[name]["value"] for e in earlier if name in e.arguments))
         now = args.get(name)
         kind = (now or next((e.arguments[name] for e in earlier if name in e.arguments), {})).get("type", "")
+        attribute = attribute_values(recompile.reason, name)
+        if attribute and all(opaque(value) for value in before + ([now["value"]] if now else [])):
+            # An object shown by its type only: the attribute the guard compares says more.
+            changes.append(ArgumentChange(attribute[0], None, attribute[1], None))
+            continue
         changes.append(ArgumentChange(name, now["value"] if now else None, before,
                                       recompile_advice(recompile.reason, name, kind)))
     return changes
+
+
+def opaque(value: str) -> bool:
+    """Whether an argument's value is shown by its type only (``<Warmup>``)."""
+    return value.startswith("<") and value.endswith(">")
+
+
+def attribute_values(reason: str, name: str) -> Optional[Tuple[str, List[str]]]:
+    """(``self.k``, the values the entries were compiled for, oldest first) where a
+    recompile's failed guards compare an attribute of ``name`` with values."""
+    pattern = re.compile(r"^(%s(?:\.[A-Za-z_]\w*)+) == (.+)$" % re.escape(name))
+    path, values = None, []
+    for guard in reversed(failed_guards(reason)):
+        match = pattern.match(guard.text)
+        if match and path in (None, match.group(1)):
+            path = match.group(1)
+            values.append(match.group(2).strip())
+    return (path, list(dict.fromkeys(values))) if path else None
 
 
 def user_line(filename: Optional[str], lineno: Optional[int], text: Optional[str]) -> Optional[str]:
@@ -120,19 +161,26 @@ def format_summary(dump: Dump, report: Optional[str] = None) -> str:
 
 
 def totals_line(dump: Dump) -> str:
+    """Counts of the dump: a recompile torch refused at its limit is no recompile, and a
+    graph break is counted once for all the frames and compiles that met it."""
     entries = sum(len(frame.entries) for frame in dump.frames)
     total = sum(t for t in (compile_time(frame) for frame in dump.frames) if t is not None)
+    recompiles = sum(1 for recompile in dump.recompiles if not recompile.limit)
     line = "framescope: %s, %s, %s, %s, %s; %.2f s compiling" % (
         plural(len(dump.frames), "compiled frame"), plural(entries, "cache entry", "cache entries"),
-        plural(len(dump.recompiles), "recompile"), plural(len(distinct_breaks(dump.graph_breaks)), "graph break"),
+        plural(recompiles, "recompile"), plural(len(break_groups(dump.graph_breaks)), "graph break"),
         plural(len(dump.graphs), "graph"), total)
     return line + "".join("; " + part for part in extra_totals(dump))
 
 
 def extra_totals(dump: Dump) -> List[str]:
-    """What the totals line adds where there is something to say: entries compiled before
-    the dump, graphs served from the compile caches, calls that missed every entry."""
+    """What the totals line adds where there is something to say: frames at the recompile
+    limit, entries compiled before the dump, graphs served from the compile caches, calls
+    that missed every entry."""
     parts = []
+    limited = list(dict.fromkeys(recompile.frame for recompile in dump.recompiles if recompile.limit))
+    if limited:
+        parts.append("%s reached the recompile limit" % plural(len(limited), "frame"))
     before = sum(1 for frame in dump.frames for entry in frame.entries if entry.compiled_before_dump)
     if before:
         parts.append("%s compiled before the dump began" % plural(before, "entry", "entries"))
@@ -187,43 +235,73 @@ def recompiles_lines(dump: Dump) -> List[str]:
     if not dump.recompiles:
         return []
     out = ["", "recompiles:"]
+    shown: set = set()  # torch's hints, each said once
     for recompile in dump.recompiles:
-        out += recompile_lines(dump, recompile)
+        out += recompile_lines(dump, recompile, shown)
     return out
 
 
 def breaks_lines(dump: Dump) -> List[str]:
-    breaks = distinct_breaks(dump.graph_breaks)
-    if not breaks:
+    """The graph breaks, one per place and kind, with the frames that met each and torch's
+    hints once."""
+    groups = break_groups(dump.graph_breaks)
+    if not groups:
         return []
     # A torch before 2.8 names no graph-break codes: say so once rather than show none.
-    coded = any(brk.gb_code for brk, _count in breaks)
+    coded = any(brk.gb_code for members in groups for brk in members)
     out = ["", "graph breaks:" if coded else "graph breaks (torch %s gives no graph-break codes):" % (
         dump.torch or "of the dump")]
-    for brk, count in breaks:
-        frame = dump.frame(brk.frame)
-        skipped = skipped_frame(brk) and dump.frame(brk.resume) is None
-        name = frame.qualname if frame else resumed_name(brk.resume) if skipped else None
-        out.append("  %s%s%s: %s%s" % (
-            where(brk.filename, brk.lineno), " in " + name if name else "",
-            " (%d compiles)" % count if count > 1 else "", "[%s] " % brk.gb_code if brk.gb_code else "",
-            break_summary(brk.reason)))
-        text = user_line(brk.filename, brk.lineno, brk.source_line)
-        if text:
-            out.append("      " + text)
-        resume = dump.frame(brk.resume)
-        if resume is not None:
-            graphs = sum(len(entry.graphs) for entry in resume.entries)
-            out.append("      continues in %s, which adds %s and %s of compiling" % (
-                brk.resume, plural(graphs, "graph"), seconds(compile_time(resume))))
-        elif skipped:
-            out.append("      Dynamo skipped the whole function: every call of %s runs without torch.compile"
-                       % (name or "it"))
-        elif brk.resume:
-            out.append("      the rest of the frame ran without torch.compile (its resume function "
-                       "%s was never compiled)" % brk.resume)
-        out += ["      hint: " + hint for hint in brk.hints]
+    for members in groups:
+        out += break_lines(dump, members)
     return out
+
+
+def break_lines(dump: Dump, members: List[GraphBreak]) -> List[str]:
+    brk = members[0]
+    by_frame: Dict[Optional[str], List[GraphBreak]] = {}
+    for member in members:
+        by_frame.setdefault(member.frame, []).append(member)
+    named = [(break_frame_name(dump, found[0]), found) for found in by_frame.values()]
+    if len(named) == 1:
+        name, found = named[0]
+        head = "%s%s" % (" in " + name if name else "", " (%d compiles)" % len(found) if len(found) > 1 else "")
+    else:
+        head = " in %d frames" % len(named)
+    out = ["  %s%s: %s%s" % (where(brk.filename, brk.lineno), head, "[%s] " % brk.gb_code if brk.gb_code else "",
+                             break_summary(brk.reason))]
+    text = user_line(brk.filename, brk.lineno, brk.source_line)
+    if text:
+        out.append("      " + text)
+    for name, found in named:
+        after = break_continuation(dump, found[0], name)
+        if len(named) == 1:
+            out += ["      " + after] if after else []
+        else:
+            out.append("      in %s%s%s" % (name or "an unknown frame", " (%d compiles)" % len(found) if len(found) > 1
+                                             else "", ": " + after if after else ""))
+    hints = dict.fromkeys(hint for member in members for hint in member.hints)
+    return out + ["      hint: " + hint for hint in hints]
+
+
+def break_frame_name(dump: Dump, brk: GraphBreak) -> Optional[str]:
+    frame = dump.frame(brk.frame)
+    skipped = skipped_frame(brk) and dump.frame(brk.resume) is None
+    return frame.qualname if frame else resumed_name(brk.resume) if skipped else None
+
+
+def break_continuation(dump: Dump, brk: GraphBreak, name: Optional[str]) -> Optional[str]:
+    """What ran after the break: the resume function and what it cost, or nothing compiled."""
+    resume = dump.frame(brk.resume)
+    if resume is not None:
+        graphs = sum(len(entry.graphs) for entry in resume.entries)
+        return "continues in %s, which adds %s and %s of compiling" % (
+            brk.resume, plural(graphs, "graph"), seconds(compile_time(resume)))
+    if skipped_frame(brk):
+        return "Dynamo skipped the whole function: every call of %s runs without torch.compile" % (name or "it")
+    if brk.resume:
+        return "the rest of the frame ran without torch.compile (its resume function %s was never compiled)" \
+            % brk.resume
+    return None
 
 
 def graphs_lines(dump: Dump) -> List[str]:
