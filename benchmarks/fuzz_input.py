@@ -8,18 +8,29 @@ Inputs come from the standard library of the running interpreter (its small modu
 compiled here): a ``.pyc`` with bytes flipped, cut short, inserted or repeated (the header
 too, one time in ten), and each code object of those modules with its bytecode so mutated.
 Each must give, for the command line, exit 0 or 1 with output, or exit 2 with one line on
-stderr; for ``framescope.decompile``, text, DecompilationError or TypeError. Anything else is
-a failure: an exception out of the command (a traceback), no answer within ``--timeout``
-seconds (a hang), or the interpreter dying (a crash). Inputs run in a worker process that
-is started again after a crash; the input it was on is the crash's.
+stderr; for ``framescope.decompile``, text or DecompilationError (TypeError only as the
+documented refusal of an object that holds no bytecode). A reason that is an internal
+error (an exception inside framescope, turned into DecompilationError) is counted apart:
+the input found a gap in the checks, not a reason to refuse. Anything else is a failure:
+an exception out of the command (a traceback), no answer within ``--timeout`` seconds (a
+hang), or the interpreter dying (a crash). Inputs run in a worker process that is started
+again after a crash; the input it was on is the crash's.
 
-tests/test_fuzz_input.py runs a small count of the same loop on every interpreter.
+``--in-process`` mutates code objects and decompiles them in this one process instead,
+with their layout broken too (an opcode replaced by one with other inline caches), as far
+as CPython itself can make such a code object: run under ``PYTHONMALLOC=debug``, a write
+past the end of the bytecode while framescope reads it aborts the interpreter.
+
+    PYTHONMALLOC=debug python3 -X dev benchmarks/fuzz_input.py --in-process --count 300 --seed 7
+
+tests/test_fuzz_input.py runs a small count of both loops on every interpreter.
 """
 from __future__ import annotations
 
 import argparse
 import contextlib
 import dis
+import functools
 import importlib.util
 import io
 import json
@@ -41,8 +52,14 @@ REPO = Path(__file__).resolve().parent.parent
 #: code restricts them to one).
 KINDS = tuple(os.environ.get("FUZZ_KINDS", "pyc,code").split(","))
 
-#: Outcomes that are fine; anything else is a failure.
+#: Outcomes that are fine; anything else but INTERNAL is a failure.
 GOOD = ("decompiled", "partial", "refused")
+#: A refusal whose reason is an exception inside framescope ("internal error (IndexError: ...)").
+INTERNAL = "internal error"
+#: How such a reason reads, on the command line's stderr or in DecompilationError.
+INTERNAL_MARK = "internal error ("
+#: How the one documented TypeError of ``framescope.decompile`` starts (an object without bytecode).
+TYPE_ERROR_REFUSAL = "framescope.decompile()"
 
 
 def corpus(limit_bytes: int = 12000) -> List[Tuple[str, bytes]]:
@@ -97,7 +114,6 @@ def mutated_code(code: types.CodeType, rng: random.Random, attempts: int = 20) -
     look. Corrupt layouts are what the .pyc inputs bring, which framescope checks before
     CPython reads them."""
     from framescope.decompiler.frontend.bytecode import inline_caches
-    from framescope.decompiler.frontend.opcodes import malformed_bytecode
 
     raw = bytearray(code.co_code)
     starts = instruction_starts(bytes(raw))
@@ -108,13 +124,22 @@ def mutated_code(code: types.CodeType, rng: random.Random, attempts: int = 20) -
         if rng.random() < 0.5:
             raw[at + 1] = rng.randrange(256)
         else:
-            same = [op for op in range(256) if malformed_bytecode(bytes([op, 0] * (1 + inline_caches(op)))) is None
-                    and inline_caches(op) == inline_caches(raw[at])]
+            same = [op for op in replacement_opcodes() if inline_caches(op) == inline_caches(raw[at])]
             raw[at] = rng.choice(same)
     try:
         return code.replace(co_code=bytes(raw))
     except ValueError:  # CPython itself refuses it (3.13+: an argument out of range): try again
         return mutated_code(code, rng, attempts - 1) if attempts > 1 else code
+
+
+def replacement_opcodes() -> List[int]:
+    """The opcodes a mutation may put in place of another: any up to 3.10; from 3.11 (inline
+    caches) the opcodes ``dis`` knows, but for those only the running interpreter writes
+    (``ENTER_EXECUTOR``, ``INSTRUMENTED_*``), whose tables a mutated code object lacks."""
+    if sys.version_info < (3, 11):
+        return list(range(256))
+    return [op for op in range(256) if not dis.opname[op].startswith("<")
+            and dis.opname[op] != "ENTER_EXECUTOR" and not dis.opname[op].startswith("INSTRUMENTED_")]
 
 
 def instruction_starts(raw: bytes) -> List[int]:
@@ -126,6 +151,78 @@ def instruction_starts(raw: bytes) -> List[int]:
         starts.append(at)
         at += 2 * (1 + inline_caches(raw[at]))
     return starts
+
+
+@functools.lru_cache(maxsize=None)
+def makeable_opcodes() -> Tuple[int, ...]:
+    """Every opcode but those CPython crashes on while it makes a code object holding them
+    (3.12+: they stand for instructions kept in monitoring tables a new code object lacks),
+    and ``ENTER_EXECUTOR`` where an optimizer runs that may have written it (framescope
+    then takes it for the interpreter's own, see frontend/wellformed.py)."""
+    from framescope.decompiler.frontend.wellformed import optimizer_running
+
+    names = getattr(dis, "_all_opname", dis.opname)[:256]
+    unmakeable = ["INSTRUMENTED_LINE", "INSTRUMENTED_INSTRUCTION"]
+    if sys.version_info >= (3, 13) and optimizer_running():
+        unmakeable.append("ENTER_EXECUTOR")
+    return tuple(op for op, name in enumerate(names) if name not in unmakeable)
+
+
+def first_cache_past_end(raw: bytes) -> bool:
+    """Whether an instruction's first inline cache lies past the end of ``raw``: making a
+    code object of it, CPython 3.12+ writes that cache (its specialisation counter) past
+    the end of the object, before framescope could look."""
+    from framescope.decompiler.frontend.bytecode import inline_caches
+    from framescope.decompiler.frontend.wellformed import base_opcode
+
+    at = 0
+    while at < len(raw):
+        caches = inline_caches(base_opcode(raw[at]))
+        if caches and at + 2 >= len(raw):
+            return True
+        at += 2 * (1 + caches)
+    return False
+
+
+def mutated_here(code: types.CodeType, rng: random.Random) -> Optional[types.CodeType]:
+    """``code`` with one to three opcodes or argument bytes replaced, by any opcode CPython
+    can make a code object of; None when it cannot (see `first_cache_past_end`) or refuses."""
+    raw = bytearray(code.co_code)
+    starts = instruction_starts(bytes(raw))
+    for _ in range(rng.randint(1, 3)):
+        at = rng.choice(starts)
+        if rng.random() < 0.5:
+            raw[at + 1] = rng.randrange(256)
+        else:
+            raw[at] = rng.choice(makeable_opcodes())
+    if sys.version_info >= (3, 12) and first_cache_past_end(bytes(raw)):
+        return None
+    try:
+        return code.replace(co_code=bytes(raw))
+    except ValueError:  # CPython itself refuses it (3.13+: an argument out of range)
+        return None
+
+
+def in_process(seed: int, count: int) -> List[Dict[str, object]]:
+    """``count`` code objects of the corpus, each mutated and decompiled in this process:
+    one record per input, as `worker` prints them."""
+    import warnings
+
+    sys.path.insert(0, str(REPO / "src"))
+    rng = random.Random(seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the standard library's own invalid escapes
+        codes = [c for _, data in corpus() for c in code_objects(marshal.loads(data[16:]))]
+        results: List[Dict[str, object]] = []
+        while len(results) < count:
+            code = codes[rng.randrange(len(codes))]
+            mutated = mutated_here(code, rng)
+            if mutated is None:
+                continue
+            outcome, detail = try_code(mutated, 60.0)
+            results.append({"number": len(results), "kind": "code", "input": code.co_name,
+                            "outcome": outcome, "detail": detail})
+    return results
 
 
 class Timeout(Exception):
@@ -161,6 +258,8 @@ def try_pyc(path: str, timeout: float) -> Tuple[str, str]:
     except BaseException as exc:  # what a user would see as a traceback
         return "traceback", "%s: %s" % (type(exc).__name__, str(exc)[:300])
     lines = err.getvalue().splitlines()
+    if status in (0, 1, 2) and INTERNAL_MARK in err.getvalue():
+        return INTERNAL, next(line.strip() for line in lines if INTERNAL_MARK in line)[:300]
     if status in (0, 1):
         return ("decompiled" if status == 0 else "partial"), ""
     if status == 2 and len(lines) == 1 and lines[0].startswith("framescope: error: "):
@@ -178,8 +277,14 @@ def try_code(code: types.CodeType, timeout: float) -> Tuple[str, str]:
             text = framescope.decompile(code)
     except Timeout:
         return "hang", ""
-    except (DecompilationError, TypeError):
+    except DecompilationError as exc:
+        if INTERNAL_MARK in str(exc):
+            return INTERNAL, str(exc)[:300]
         return "refused", ""
+    except TypeError as exc:
+        if str(exc).startswith(TYPE_ERROR_REFUSAL):
+            return "refused", ""
+        return "traceback", "TypeError: %s" % str(exc)[:300]
     except BaseException as exc:
         return "traceback", "%s: %s" % (type(exc).__name__, str(exc)[:300])
     return ("decompiled", "") if isinstance(text, str) else ("bad result", repr(type(text)))
@@ -256,28 +361,35 @@ def main(argv: List[str]) -> int:
     parser.add_argument("--count", type=int, help="stop after this many inputs")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds one input may take")
+    parser.add_argument("--in-process", action="store_true",
+                        help="mutate code objects and decompile them in this process (see above)")
     args = parser.parse_args(argv)
     if args.seconds is None and args.count is None:
         args.count = 1000
     start = time.monotonic()
-    results = fuzz(args.seed, args.count, args.seconds, args.timeout)
+    if args.in_process:
+        results = in_process(args.seed, args.count or 1000)
+    else:
+        results = fuzz(args.seed, args.count, args.seconds, args.timeout)
     counts: Dict[Tuple[str, str], int] = {}
     for record in results:
         key = (str(record["kind"]), str(record["outcome"]))
         counts[key] = counts.get(key, 0) + 1
-    print("| python | input | decompiled | partial | refused | failures |")
-    print("|---|---|---|---|---|---|")
-    for kind in ("pyc", "code"):
-        print("| %s | %s | %d | %d | %d | %d |" % (
+    print("| python | input | decompiled | partial | refused | internal errors | failures |")
+    print("|---|---|---|---|---|---|---|")
+    for kind in [kind for kind in ("pyc", "code") if any(k == kind for k, _ in counts)]:
+        print("| %s | %s | %d | %d | %d | %d | %d |" % (
             sys.version.split()[0], "mutated .pyc (command line)" if kind == "pyc" else "mutated code object",
             counts.get((kind, "decompiled"), 0), counts.get((kind, "partial"), 0), counts.get((kind, "refused"), 0),
-            sum(n for (k, outcome), n in counts.items() if k == kind and outcome not in GOOD)))
-    failures = [r for r in results if r["outcome"] not in GOOD]
-    print("\n%d inputs in %.1f s, seed %d; %d failures" % (len(results), time.monotonic() - start, args.seed,
-                                                          len(failures)))
-    for record in failures[:20]:
+            counts.get((kind, INTERNAL), 0),
+            sum(n for (k, outcome), n in counts.items() if k == kind and outcome not in GOOD + (INTERNAL,))))
+    internal = [r for r in results if r["outcome"] == INTERNAL]
+    failures = [r for r in results if r["outcome"] not in GOOD + (INTERNAL,)]
+    print("\n%d inputs in %.1f s, seed %d; %d internal errors, %d failures" % (
+        len(results), time.monotonic() - start, args.seed, len(internal), len(failures)))
+    for record in (failures + internal)[:20]:
         print("  #%(number)s %(kind)s %(input)s: %(outcome)s %(detail)s" % record)
-    return 1 if failures else 0
+    return 1 if failures or internal else 0
 
 
 if __name__ == "__main__":

@@ -44,17 +44,12 @@ def decompile(obj: Any, *, indent: int = 4, verify: bool = True, machine: bool =
 
 
 def refuse_malformed(code: CodeType) -> None:
-    """DecompilationError for bytecode that CPython's own readers could crash on (see
-    opcodes.malformed), in ``code`` or a code object nested in it."""
-    from framescope.decompiler.frontend.opcodes import malformed
+    """DecompilationError for bytecode that no compiler wrote, which CPython's own readers
+    or the decompiler could fail on (see frontend/wellformed.py), in ``code`` or a code
+    object nested in it: checked before anything reads ``co_code``."""
+    from framescope.decompiler.frontend.wellformed import refuse_malformed as refuse
 
-    pending = [code]
-    while pending:
-        current = pending.pop()
-        why = malformed(current)
-        if why is not None:
-            raise DecompilationError("malformed bytecode: %s" % why, code_name=current.co_name)
-        pending += [const for const in current.co_consts if isinstance(const, CodeType)]
+    refuse(code)
 
 
 def decompile_parts(code: CodeType, *, indent: int = 4, verify: bool = True) -> Tuple[str, List[Any]]:

@@ -8,7 +8,7 @@ are decompiled by the same pipeline, recursively.
 import ast
 import inspect
 from types import CodeType
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from framescope.decompiler.emit.annotations import (
     CLASS_ANNOTATE, ClassAnnotations, annotate_items, written_annotations,
@@ -228,7 +228,7 @@ def tuple_items(node: Any) -> List[ast.expr]:
 def dict_items(node: Any) -> Dict[str, ast.expr]:
     if node is None or node == []:
         return {}
-    if isinstance(node, ast.Dict):
+    if isinstance(node, ast.Dict) and all(is_name_constant(k) for k in node.keys):
         return {k.value: val for k, val in zip(node.keys, node.values)}
     raise DecompilationError("keyword defaults are not a dict")
 
@@ -236,15 +236,29 @@ def dict_items(node: Any) -> Dict[str, ast.expr]:
 def annotation_items(node: Any) -> Dict[str, ast.expr]:
     if node is None or node == []:
         return {}
-    if isinstance(node, ast.Dict):
-        return {k.value: val for k, val in zip(node.keys, node.values)}
-    if isinstance(node, ast.Tuple):  # 3.10+: (name, value, name, value...)
+    pairs = annotation_pairs(node)
+    if pairs is None or not all(isinstance(key, str) for key, _ in pairs):
+        raise DecompilationError("annotations are not a dict")
+    return dict(pairs)
+
+
+def annotation_pairs(node: Any) -> Optional[List[Tuple[Any, ast.expr]]]:
+    """(name, annotation) pairs of a function's annotations as the bytecode builds them, or
+    None for a value that holds none."""
+    if isinstance(node, ast.Dict) and all(is_name_constant(k) for k in node.keys):
+        return [(k.value, val) for k, val in zip(node.keys, node.values)]
+    if isinstance(node, ast.Tuple) and len(node.elts) % 2 == 0:  # 3.10+: (name, value, name, value...)
         elts = node.elts
-        return {elts[i].value: elts[i + 1] for i in range(0, len(elts), 2)}
-    if isinstance(node, ast.Constant) and isinstance(node.value, tuple):
+        if all(is_name_constant(elts[i]) for i in range(0, len(elts), 2)):
+            return [(elts[i].value, elts[i + 1]) for i in range(0, len(elts), 2)]
+    if isinstance(node, ast.Constant) and isinstance(node.value, tuple) and len(node.value) % 2 == 0:
         items = node.value
-        return {items[i]: ast.Constant(value=items[i + 1]) for i in range(0, len(items), 2)}
-    raise DecompilationError("annotations are not a dict")
+        return [(items[i], ast.Constant(value=items[i + 1])) for i in range(0, len(items), 2)]
+    return None
+
+
+def is_name_constant(node: Any) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str)
 
 
 def guarded(step: Callable[..., str], code: CodeType, *args: Any) -> str:

@@ -15,7 +15,7 @@ from typing import List, Optional, Tuple
 
 from framescope.decompiler.frontend import versions
 
-__all__ = ["Instruction", "instructions", "inline_caches"]
+__all__ = ["Instruction", "instructions", "inline_caches", "jump_target", "name_shift"]
 
 #: (offset, opcode, opname, arg, argval).
 Instruction = Tuple[int, int, str, Optional[int], object]
@@ -56,7 +56,9 @@ def _kind(op: int) -> int:
     if op in dis.hasname:
         return _NAME
     if op in dis.hasjrel:
-        return _BACKWARD if "JUMP_BACKWARD" in _OPNAME[op] else _FORWARD
+        backward = "JUMP_BACKWARD" in _OPNAME[op] or (
+            _OPNAME[op] == "END_ASYNC_FOR" and versions.END_ASYNC_FOR_JUMPS_BACK)
+        return _BACKWARD if backward else _FORWARD
     if op in dis.hasjabs:
         return _ABSOLUTE
     if _OPNAME[op] in _PAIRS:
@@ -89,6 +91,24 @@ if versions.LOAD_ATTR_METHOD_BIT:
 _UNIT = 2 if versions.JUMPS_COUNT_UNITS else 1
 _JUMP_BASE = [2 + 2 * caches if versions.JUMPS_FROM_AFTER_CACHES else 2 for caches in _CACHES]
 _INT_OVERFLOW = 2 ** 31
+
+
+def jump_target(op: int, offset: int, arg: int) -> Optional[int]:
+    """Where the instruction ``op`` at ``offset`` with argument ``arg`` jumps (as ``dis``
+    reads it), or None for an opcode that does not jump."""
+    kind = _KIND[op]
+    if kind == _FORWARD:
+        return offset + _JUMP_BASE[op] + arg * _UNIT
+    if kind == _BACKWARD:
+        return offset + _JUMP_BASE[op] - arg * _UNIT
+    if kind == _ABSOLUTE:
+        return arg * _UNIT
+    return None
+
+
+def name_shift(op: int) -> int:
+    """How many flag bits sit below the name index in opcode ``op``'s argument."""
+    return _NAME_SHIFT[op]
 
 
 def instructions(code: CodeType) -> List[Instruction]:

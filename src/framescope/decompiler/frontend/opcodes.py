@@ -35,7 +35,6 @@ from typing import Callable, Dict, List, Optional, Set
 
 from framescope.decompiler.frontend import versions
 from framescope.decompiler.frontend import bytecode
-from framescope.decompiler.frontend.bytecode import inline_caches
 from framescope.decompiler.frontend.instructions import JUMPS, POP_JUMPS, Handler, Instr
 
 #: Binary operators as the ``BINARY_*``/``INPLACE_*`` opcodes of 3.8-3.10 name them.
@@ -79,9 +78,12 @@ SIMPLE_ARG = frozenset({
 
 
 def malformed(code: CodeType) -> Optional[str]:
-    """Why ``code``'s bytecode could make CPython's own readers of it (``dis``, the
-    ``co_positions`` iterator) read past its end, or None (see malformed_bytecode)."""
-    return malformed_bytecode(code.co_code)
+    """Why ``code``'s bytecode is none a compiler wrote, in a way that would make CPython's
+    own readers of it (``co_code``, ``dis``) or the decompiler fail, or None (see
+    `wellformed`, which reads it without those readers)."""
+    from framescope.decompiler.frontend.wellformed import malformed as check
+
+    return check(code)
 
 
 def malformed_bytecode(raw: bytes) -> Optional[str]:
@@ -91,22 +93,9 @@ def malformed_bytecode(raw: bytes) -> Optional[str]:
     comes from corrupt ``.pyc`` files or hand-made code objects, never from a compiler."""
     if not versions.INLINE_CACHES:
         return None  # dis reads these in Python and fails cleanly
-    units, unit = len(raw) // 2, 0
-    if len(raw) % 2:
-        return "an odd number of bytes"
-    while unit < units:
-        op = raw[2 * unit]
-        if dis.opname[op].startswith("<"):
-            return "unknown opcode %d at offset %d" % (op, 2 * unit)
-        if dis.opname[op] == "ENTER_EXECUTOR" or dis.opname[op].startswith("INSTRUMENTED_"):
-            # Opcodes the interpreter puts in running code only, looked up in tables that
-            # a code object read from a file does not have.
-            return "%s at offset %d" % (dis.opname[op], 2 * unit)
-        caches = inline_caches(op)
-        if unit + 1 + caches > units:
-            return "%s at offset %d has inline caches past the end" % (dis.opname[op], 2 * unit)
-        unit += 1 + caches
-    return None
+    from framescope.decompiler.frontend.wellformed import malformed_layout
+
+    return malformed_layout(raw)
 
 
 def jumps_and_loops(code: CodeType) -> tuple:

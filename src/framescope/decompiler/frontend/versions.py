@@ -27,6 +27,26 @@ JUMPS_FROM_AFTER_CACHES = PY >= (3, 12)
 NO_ARG_ENDS_EXTENDED_ARG = PY >= (3, 10)
 #: ``dis`` reads an argument of 2**31 or more as negative (3.11+).
 SIGNED_ARGUMENTS = PY >= (3, 11)
+#: A code object keeps the bytecode the interpreter runs apart from ``co_code``, and
+#: specialises it in place (``_co_code_adaptive``, 3.11+). ``co_code`` is a copy of it with
+#: each instruction put back to its base opcode and as many code units after it zeroed as
+#: that opcode has inline caches: reading it writes past the copy's end when the last
+#: instruction's caches run past the bytecode. Reading ``_co_code_adaptive`` only copies.
+ADAPTIVE_CODE = PY >= (3, 11)
+#: Monitoring (``sys.monitoring``, and ``sys.settrace`` on top of it) replaces instructions of
+#: the adaptive code by ``INSTRUMENTED_LINE`` or ``INSTRUMENTED_INSTRUCTION`` (3.12+), which
+#: keep the opcode they replaced in tables Python cannot read. CPython crashes making a code
+#: object whose bytecode holds them, so a code object that has them was instrumented by the
+#: interpreter itself after it ran.
+MONITORING_HIDES_OPCODES = PY >= (3, 12)
+#: The tier-2 optimizer may replace an instruction of the adaptive code by ``ENTER_EXECUTOR``
+#: (3.13+), keeping the opcode it replaced in its own tables. It runs only where the
+#: experimental JIT is built and turned on; a code object made with that opcode has no such
+#: table, and ``co_code`` reads it all the same (a crash).
+EXECUTORS = PY >= (3, 13)
+#: How far ``COMPARE_OP``'s argument is shifted above the operator's index in ``cmp_op``:
+#: 4 flag bits (3.12), 5 (3.13+); up to 3.11 the argument is the index.
+COMPARE_OP_SHIFT = 5 if PY >= (3, 13) else 4 if PY >= (3, 12) else 0
 #: Locals, cells and free variables share one numbering, ``co_localsplusnames`` (3.11+);
 #: before, cells and free variables are numbered apart. The code object's marshal layout
 #: changed with it (no ``co_nlocals``; an exception table).
@@ -51,6 +71,9 @@ LOAD_ATTR_METHOD_BIT = PY >= (3, 12)
 CALL_EX_NULL_SLOT = PY >= (3, 11)
 #: ... and always a keyword-arguments slot, NULL when there are none (3.14+).
 CALL_EX_KWARGS_SLOT = PY >= (3, 14)
+#: ``END_ASYNC_FOR``'s argument is a backward jump to the loop's ``SEND`` (3.14+), as ``dis``
+#: reads it; before, it has no jump.
+END_ASYNC_FOR_JUMPS_BACK = PY >= (3, 14)
 #: Conditional jumps go forward only (3.12+): ``if test: body`` at the end of a loop body
 #: jumps over a jump back to the loop when the test is true, as ``if not test: continue``
 #: would; ``if test: continue`` jumps over it when the test is false.

@@ -36,7 +36,8 @@ import inspect
 from types import CodeType
 from typing import AbstractSet, Callable, Optional, Sequence
 
-from framescope.decompiler.emit.unparse import unparse
+from framescope.decompiler.emit.unparse import NestedTooDeeply, unparse
+from framescope.decompiler.frontend.wellformed import refuse_malformed
 from framescope.decompiler.function import guarded
 from framescope.decompiler.machine.walk import MachineDecompiler, Unmergeable, name_after_parameters
 from framescope.errors import DecompilationError
@@ -79,6 +80,7 @@ def decompile_transformed(
         raise TypeError("decompile_transformed() needs a code object, not %s" % type(code).__name__)
     if code.co_flags & _SUSPENDABLE:
         raise DecompilationError("generators and coroutines are not machine-decompiled", code_name=code.co_name)
+    refuse_malformed(code)
     source = guarded(_machine_source, code, constant_name, parameters, indent, scratch, shown, modules)
     try:
         compile(source, code.co_filename, "exec")
@@ -99,4 +101,9 @@ def _machine_source(code: CodeType, constant_name: Optional[Callable[[object], s
         node = decompiler.function(scratch, shown, modules)
     if parameters is not None:
         name_after_parameters(node, decompiler.renamable, parameters, code)
-    return unparse(ast.Module(body=[node], type_ignores=[]), indent=indent, width=WIDTH)
+    try:
+        return unparse(ast.Module(body=[node], type_ignores=[]), indent=indent, width=WIDTH)
+    except NestedTooDeeply:
+        raise
+    except ValueError as err:  # a value the walk left where a node belongs: no source to print
+        raise DecompilationError("cannot print the result (%s)" % err, code_name=code.co_name) from None

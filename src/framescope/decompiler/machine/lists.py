@@ -48,15 +48,15 @@ class MachineSimulator(SpillingSimulator):
         self.rearrange(state, apply, undo)
 
     def op_LIST_APPEND(self, ins: Instr, state: State) -> None:
-        target = state.stack[-ins.arg - 1]
-        if isinstance(target, NewList) and not self.cyclic(state, target, state.stack[-1]):
+        target = state.peek(ins.arg + 1)
+        if isinstance(target, NewList) and not self.cyclic(state, target, state.peek(1)):
             self.change(state, target, slice(len(target.items), None), [state.pop()])
             return
         self.method_call(state, ins.arg, "append", state.pop())
 
     def op_LIST_EXTEND(self, ins: Instr, state: State) -> None:
-        target = state.stack[-ins.arg - 1]
-        if isinstance(target, NewList) and not self.cyclic(state, target, state.stack[-1]):
+        target = state.peek(ins.arg + 1)
+        if isinstance(target, NewList) and not self.cyclic(state, target, state.peek(1)):
             items = state.pop()
             end = slice(len(target.items), None)
             if isinstance(items, NewList):
@@ -73,7 +73,7 @@ class MachineSimulator(SpillingSimulator):
     def method_call(self, state: State, depth: int, method: str, argument: Any) -> None:
         """``target.method(argument)`` on a value that stays on the stack ``depth`` deep."""
         arg = self.expr_of(state, argument)
-        target = state.stack[-depth]
+        target = state.peek(depth)
         if isinstance(target, v.Marker) or isinstance(target, NewList):
             raise DecompilationError("%s on an interpreter value" % method)
         if not self.pure(target):
@@ -130,7 +130,7 @@ class MachineSimulator(SpillingSimulator):
 
     # -- subscripts -------------------------------------------------------------------------------
     def op_BINARY_SUBSCR(self, ins: Instr, state: State) -> None:
-        index = state.stack[-1]
+        index = state.peek(1)
         obj = state.stack[-2] if len(state.stack) > 1 else None
         if isinstance(obj, NewList) and obj.exact:
             position = constant_index(index)
@@ -159,7 +159,7 @@ class MachineSimulator(SpillingSimulator):
 
     def take(self, state: State, pick: Callable[[List[Any]], Any]) -> None:
         """Replace the list built here on top of the stack by ``pick(its items)``."""
-        source = state.stack[-1]
+        source = state.peek(1)
 
         def apply() -> None:
             state.stack[-1] = pick(source.items)
@@ -204,7 +204,7 @@ class MachineSimulator(SpillingSimulator):
         self.op_STORE_SUBSCR(ins, state)
 
     def op_DELETE_SUBSCR(self, ins: Instr, state: State) -> None:
-        index = state.stack[-1]
+        index = state.peek(1)
         obj = state.stack[-2] if len(state.stack) > 1 else None
         if isinstance(obj, NewList) and obj.exact:
             position = constant_index(index)

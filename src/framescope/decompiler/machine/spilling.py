@@ -470,7 +470,7 @@ class SpillingSimulator(Simulator):
 
     def copy_to_name(self, state: State, ident: str) -> None:
         """``COPY 1`` + ``STORE_FAST name``: evaluate the value into ``name`` and keep using it."""
-        value = state.stack[-1]
+        value = state.peek(1)
         if isinstance(value, v.Marker):
             raise DecompilationError("%s stored" % type(value).__name__)
         if isinstance(value, NewList) or self.impure(value):

@@ -236,9 +236,7 @@ class ValueSimulator:
 
     # -- stack shuffles ----------------------------------------------------------------------------
     def op_COPY(self, ins: Instr, state: State) -> None:
-        if len(state.stack) < ins.arg:
-            raise DecompilationError("stack underflow")
-        value = state.stack[-ins.arg]
+        value = state.peek(ins.arg)
         if isinstance(value, ast.expr):
             marks.mark(value, marks.COPIED)  # popping a copy is clean-up, not a statement
         state.push(value)
@@ -252,7 +250,7 @@ class ValueSimulator:
 
     def op_ROT(self, ins: Instr, state: State) -> None:
         n = ins.arg
-        if len(state.stack) < n:
+        if not 0 < n <= len(state.stack):
             raise DecompilationError("stack underflow")
         self.group(state.stack[-n:])
         top = state.stack.pop()

@@ -392,7 +392,7 @@ class Simulator(ValueSimulator):
         state.push(v.Module(ins.arg, level, fromlist))
 
     def op_IMPORT_FROM(self, ins: Instr, state: State) -> None:
-        module = state.stack[-1]
+        module = state.peek(1)
         if isinstance(module, v.ImportedName):  # ``import a.b.c as d`` goes down one level per name
             module = module.module
         if not isinstance(module, v.Module):

@@ -122,6 +122,12 @@ class State:
         del self.stack[-n:]
         return items
 
+    def peek(self, depth: int) -> Any:
+        """The value ``depth`` places down the stack (1: the top)."""
+        if not 0 < depth <= len(self.stack):
+            raise DecompilationError("stack underflow")
+        return self.stack[-depth]
+
     def own_display(self, depth: int) -> Any:
         """The literal being built at ``stack[-depth]``, this path's own to add to.
 
@@ -129,7 +135,7 @@ class State:
         (3.10 copies the code after it into each path) is copied before the first item
         this path adds, so the other path does not see it.
         """
-        node = self.stack[-depth]
+        node = self.peek(depth)
         if isinstance(node, (ast.List, ast.Set, ast.Tuple, ast.Dict)) and getattr(node, _OWNER, None) != self.serial:
             node = copy.copy(node)
             for field in ("elts", "keys", "values"):

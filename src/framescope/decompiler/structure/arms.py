@@ -20,7 +20,7 @@ from framescope.decompiler.structure.conditions import Cond, negate, passing_jum
 def both_arms_leave(test: ast.expr, body: List[ast.stmt], orelse: List[ast.stmt]) -> List[ast.stmt]:
     """The statements of an ``if`` neither of whose arms goes on (the one laid out first is the body)."""
     shared = common_tail(body, orelse)
-    written = [marks.marked(arm[-1], marks.WRITTEN_RETURN, None) for arm in (body, orelse)]
+    written = [marks.marked(arm[-1], marks.WRITTEN_RETURN, None) if arm else None for arm in (body, orelse)]
     if shared and written[0] != written[1]:
         shared = []  # a return the source wrote, which more than one way reaches, and another: no copies
     if shared and len(body) == len(shared) <= len(orelse):

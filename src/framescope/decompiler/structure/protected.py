@@ -541,6 +541,8 @@ class ProtectedBuilder:
             states.append(clause)
             if not typed:
                 return handlers, ends, states
+            if block.jump is None:
+                raise self.ctx.error("except clause whose type test jumps nowhere", block)
             self.unreached.keep_written_continue(handlers[-1].body, block.jump)
             block, first = block.jump, 0
 
