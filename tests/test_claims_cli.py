@@ -462,19 +462,23 @@ def test_report_without_pygments_says_so_on_stderr_and_writes_plain_code(tmp_pat
 # --------------------------------------------------------------------------- decompile(partial=True)
 
 
+#: A loop with no target (``for [] in x``): refused on every version 3.8-3.14.
+NO_TARGET = "def neg(x):\n    for [] in x:\n        pass\n"
+
 PARTIAL_MODULE = '''\
 def add(a, b=1):
     return a + b
 
 
-''' + NEGATIVE_ZERO + '''
+''' + NO_TARGET + '''
 
 class Shape:
     def area(self, w, h):
         return w * h
 
     def flip(self, *args, k=2, **kw):
-        return -0j
+        for [] in args:
+            pass
 
 
 TOTAL = add(1)
@@ -485,7 +489,7 @@ def test_partial_stubs_a_function_the_decompiler_really_refuses():
     code = compile(PARTIAL_MODULE, "shapes.py", "exec")
     with pytest.raises(framescope.DecompilationError) as strict:
         framescope.decompile(code)  # strict by default
-    assert "neg" in str(strict.value) and "(-0-0j)" in str(strict.value)
+    assert "neg" in str(strict.value) and "for loop without a target" in str(strict.value)
     text = framescope.decompile(code, partial=True)
     original = {}
     exec(code, original)
@@ -497,14 +501,14 @@ def test_partial_stubs_a_function_the_decompiler_really_refuses():
         name = qualname.rpartition(".")[2]
         assert inspect.signature(get(rebuilt)) == inspect.signature(get(original))
         with pytest.raises(NotImplementedError) as raised:
-            get(rebuilt)(*(() if name == "neg" else (rebuilt["Shape"](),)))
+            get(rebuilt)(*(([],) if name == "neg" else (rebuilt["Shape"](),)))
         message = str(raised.value)
-        assert message.startswith("framescope could not decompile %s: recompiled code differs: " % name)
-        assert "(-0-0j)" in message
+        assert message.startswith("framescope could not decompile %s: " % name), message
+        assert "for loop without a target" in message
         comment = text[text.index("# framescope: cannot decompile %s: " % qualname):text.index("def %s(" % name)]
         lines = [line.strip() for line in comment.splitlines() if line.strip()]
-        assert all(line.startswith("#") for line in lines) and "(-0-0j)" in lines[0]
-        assert any(op in comment for op in ("RETURN_VALUE", "RETURN_CONST"))
+        assert all(line.startswith("#") for line in lines) and "for loop without a target" in lines[0]
+        assert "FOR_ITER" in comment
     # The rest is real source: the same values, and each function recompiles to its instructions.
     assert rebuilt["TOTAL"] == 2 and rebuilt["add"](2, 3) == 5 and rebuilt["Shape"]().area(2, 3) == 6
     module = compile(text, "shapes.py", "exec")

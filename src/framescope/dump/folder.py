@@ -152,7 +152,8 @@ class FolderLock:
         except ImportError:  # Windows, WebAssembly
             return cls(None)
         try:
-            handle = open(folder / cls.NAME, "a+", encoding="utf-8")
+            # Unbuffered: a pid that a full disk refuses is not kept to fail again at close.
+            handle = open(folder / cls.NAME, "a+b", buffering=0)
         except OSError:  # a folder framescope cannot write: later writes say so
             return cls(None)
         try:
@@ -166,8 +167,7 @@ class FolderLock:
         try:
             handle.seek(0)
             handle.truncate()
-            handle.write("%d\n" % os.getpid())
-            handle.flush()
+            handle.write(b"%d\n" % os.getpid())
         except OSError:  # a full disk: the lock holds without the pid
             pass
         return cls(handle)
@@ -183,7 +183,10 @@ class FolderLock:
     def release(self) -> None:
         handle, self._handle = self._handle, None
         if handle is not None:
-            handle.close()  # closing lets the flock go
+            try:
+                handle.close()  # closing lets the flock go
+            except OSError:  # the system lets it go with the descriptor all the same
+                pass
 
 
 def remove_stale(folder: Path) -> None:
