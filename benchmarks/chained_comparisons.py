@@ -59,7 +59,7 @@ def judge(source: str):
     try:
         text = decompile(namespace["f"], machine=False)
     except DecompilationError as err:
-        return "refused", str(err)
+        return ("internal" if err.internal else "refused"), str(err)
     rebuilt = {"g": namespace["g"]}
     exec(compile(text, "<decompiled>", "exec"), rebuilt)
     if any(outcome(namespace["f"], c) != outcome(rebuilt["f"], c) for c in CALLS):
@@ -74,7 +74,7 @@ def main() -> None:
     random.seed(0)
     pool = expressions(2)
     random.shuffle(pool)
-    counts = dict.fromkeys(("identical", "equivalent", "refused", "wrong"), 0)
+    counts = dict.fromkeys(("identical", "equivalent", "refused", "internal", "wrong"), 0)
     for expr in pool[:SAMPLE]:
         for place in PLACES:
             source = "def f(x, a, b, c, y):\n" + place.format(e=expr)

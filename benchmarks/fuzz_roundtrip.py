@@ -47,7 +47,7 @@ PYODIDE = "3.14"
 STRATEGIES = ("node", "grammar")
 #: Programs drawn per hypothesis run; each run has its own seed, so a corpus grows in steps.
 CHUNK = 100
-COLUMNS = ("programs", "equivalent", "refused", "wrong", "rejected")
+COLUMNS = ("programs", "equivalent", "refused", "internal", "wrong", "rejected")
 
 
 def load(name: str, path: Path) -> Any:
@@ -179,7 +179,7 @@ def program_outcome(results: List[Any]) -> str:
     outcomes = {result.outcome for result in results}
     if not results:
         return "rejected"
-    for outcome in ("wrong", "refused"):
+    for outcome in ("wrong", "internal", "refused"):
         if outcome in outcomes:
             return outcome
     return "equivalent"
@@ -258,7 +258,7 @@ def table(results: List[Dict[str, Any]]) -> str:
             counts = dict(part["counts"])
             counts["programs"] = counts.get("programs", sum(counts.values()))
             counts["rejected"] = counts.get("rejected", counts.get("invalid", 0))
-            lines.append("%-8s %-12s" % (result["python"], name) + "".join(" %10d" % counts[c] for c in COLUMNS)
+            lines.append("%-8s %-12s" % (result["python"], name) + "".join(" %10d" % counts.get(c, 0) for c in COLUMNS)
                          + " %9.0f" % part["seconds"])
     return "\n".join(lines)
 

@@ -151,7 +151,7 @@ def classify(name, source):
     try:
         text = decompile(original["f"], machine=False)
     except DecompilationError as err:
-        return "refused", str(err).splitlines()[0][:150]
+        return ("internal" if err.internal else "refused"), str(err).splitlines()[0][:150]
     except Exception as err:
         return "wrong", "crash %s: %s" % (type(err).__name__, err)
     try:
@@ -174,7 +174,7 @@ def classify(name, source):
 def main():
     show = set(a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--show="))
     only = [a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--only=")]
-    counts = dict.fromkeys(["functions", "identical", "equivalent", "refused", "wrong"], 0)
+    counts = dict.fromkeys(["functions", "identical", "equivalent", "refused", "internal", "wrong"], 0)
     for name, source in functions():
         if only and not any(o in name for o in only):
             continue

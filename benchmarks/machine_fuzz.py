@@ -32,7 +32,7 @@ from typing import Any, Dict, List, Optional
 REPO = Path(__file__).resolve().parent.parent
 TEST_MODULE = REPO / "tests" / "support" / "machine_programs.py"
 VERSIONS = ["3.8", "3.9", "3.10", "3.11", "3.12", "3.13"]
-OUTCOMES = ["equivalent", "refused", "wrong", "invalid"]
+OUTCOMES = ["equivalent", "refused", "internal", "wrong", "invalid"]
 
 
 def load_generator() -> Any:
@@ -107,16 +107,16 @@ def run_worker(python: str, args: argparse.Namespace) -> Dict[str, Any]:
 
 
 def table(results: List[Dict[str, Any]]) -> str:
-    lines = ["%-10s %9s %11s %8s %6s %8s %8s" % ("python", "programs", "equivalent", "refused", "wrong",
-                                                  "invalid", "time")]
+    lines = ["%-10s %9s %11s %8s %8s %6s %8s %8s" % ("python", "programs", "equivalent", "refused", "internal",
+                                                       "wrong", "invalid", "time")]
     for result in results:
         if "error" in result:
             lines.append("%-10s %s" % (result["python"], result["error"]))
             continue
         counts = result["counts"]
-        lines.append("%-10s %9d %11d %8d %6d %8d %7.1fs" % (
-            result["python"], sum(counts.values()), counts["equivalent"], counts["refused"], counts["wrong"],
-            counts["invalid"], result["seconds"]))
+        lines.append("%-10s %9d %11d %8d %8d %6d %8d %7.1fs" % (
+            result["python"], sum(counts.values()), counts["equivalent"], counts["refused"],
+            counts.get("internal", 0), counts["wrong"], counts["invalid"], result["seconds"]))
     return "\n".join(lines)
 
 

@@ -27,6 +27,12 @@ class DecompilationError(Exception):
         self.opname = opname
         super().__init__(self._message())
 
+    @property
+    def internal(self) -> bool:
+        """Whether this is a failure inside the decompiler (an exception it did not expect,
+        relabelled), rather than a refusal with a reason: a defect, counted apart."""
+        return "internal error (" in self.reason
+
     def _message(self) -> str:
         where = []
         if self.code_name is not None:

@@ -14,8 +14,9 @@ from framescope import DecompilationError, decompile
 from framescope.decompiler.verify.equivalence import compare_code, recompile_function
 
 #: What became of one function: its decompilation recompiles to equivalent bytecode; the
-#: decompiler refused it with a one-line DecompilationError; anything else.
-OUTCOMES = ("equivalent", "refused", "wrong")
+#: decompiler refused it with a one-line DecompilationError; it failed inside (a
+#: DecompilationError that relabels an exception it did not expect: a defect); anything else.
+OUTCOMES = ("equivalent", "refused", "internal", "wrong")
 
 
 class Outcome(NamedTuple):
@@ -75,7 +76,7 @@ def one_round_trip(code: CodeType) -> Outcome:
         message = str(err)
         if "\n" in message:
             return Outcome(name, "wrong", "refusal of more than one line: %r" % message)
-        return Outcome(name, "refused", message)
+        return Outcome(name, "internal" if err.internal else "refused", message)
     except Exception as err:  # a decompiler bug, never the program's fault
         return Outcome(name, "wrong", "%s: %s" % (type(err).__name__, err))
     try:

@@ -29,14 +29,14 @@ MAX_REFUSED = 0.02
 
 
 def test_random_programs_do_what_their_decompilation_does() -> None:
-    counts = {"equivalent": 0, "refused": 0, "wrong": 0, "invalid": 0}
+    counts = {"equivalent": 0, "refused": 0, "internal": 0, "wrong": 0, "invalid": 0}
     failures = []
     refusals: Dict[str, int] = {}
     for seed in range(PROGRAMS):
         code = generate(seed)
         outcome, details = check(code)
         counts[outcome] += 1
-        if outcome in ("wrong", "invalid") and len(failures) < 3:
+        if outcome in ("wrong", "invalid", "internal") and len(failures) < 3:
             failures.append("seed %d: %s\n%s\n%s" % (seed, outcome, details, disassembly(code)))
         if outcome == "refused":
             reason = details.split(": ", 1)[-1]

@@ -73,6 +73,7 @@ def test_syntax_tree_programs_round_trip_or_refuse():
     assert outcomes["programs"] >= PROGRAMS // 7, outcomes
     assert outcomes["statements"] >= 2 * outcomes["programs"], outcomes
     assert outcomes["equivalent"] >= PROGRAMS // 7, outcomes
+    assert outcomes["internal"] == 0, outcomes
 
 
 def test_generated_programs_with_functions_round_trip_or_refuse():
@@ -83,6 +84,17 @@ def test_generated_programs_with_functions_round_trip_or_refuse():
     # About 280-320 of the roughly 800 functions round-trip on 3.8-3.13; the rest are refused.
     assert outcomes["functions equivalent"] >= 150, outcomes
     assert outcomes["statements"] >= 20 * PROGRAMS, outcomes
+    # Failures inside the decompiler are counted apart from refusals and capped: the known one
+    # is program 46 on 3.11 (below).
+    assert outcomes["internal"] <= (2 if sys.version_info[:2] == (3, 11) else 0), outcomes
+
+
+@pytest.mark.xfail(sys.version_info[:2] == (3, 11), strict=True, raises=AssertionError,
+                   reason="3.11: a generator method with a match inside a try fails inside the decompiler "
+                          "(AttributeError: 'Function' object has no attribute '_fields')")
+def test_generated_program_46_has_no_internal_error():
+    internal = [result for result in round_trip(program(46)) if result.outcome == "internal"]
+    assert not internal, internal
 
 
 def test_the_check_can_fail():

@@ -951,7 +951,7 @@ def run_source(source: str, name: str, truth_seed: int) -> Any:
 
 
 def check(code: types.CodeType) -> Tuple[str, str]:
-    """("equivalent" | "refused" | "wrong" | "invalid", details) for one program.
+    """("equivalent" | "refused" | "internal" | "wrong" | "invalid", details) for one program.
 
     The program is decompiled twice: as it is, and with every local but its arguments named
     scratch (so that locals stored and read once are folded away); both must do what it does.
@@ -960,7 +960,7 @@ def check(code: types.CodeType) -> Tuple[str, str]:
         source = decompile_transformed(code)
         folded = decompile_transformed(code, scratch=frozenset(code.co_varnames))
     except DecompilationError as err:
-        return "refused", str(err)
+        return ("internal" if err.internal else "refused"), str(err)
     outcome, details = _runs_alike(code, source)
     if outcome == "equivalent":
         outcome, details = _runs_alike(code, folded)
