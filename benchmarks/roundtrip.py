@@ -234,6 +234,8 @@ class Tally:
         self.seconds = 0.0
         self.differences = Ranking()
         self.refusals = Ranking()
+        #: Failures inside the decompiler, counted apart from refusals.
+        self.internal = Ranking()
         self.wrong = Ranking()
         #: Modules of the list that this interpreter does not have.
         self.missing: List[str] = []
@@ -327,7 +329,7 @@ def round_trip(decompile: Callable[[CodeType], str], code: CodeType, reference: 
         tally.outputs.append((where, "refused: %s" % error))
         if getattr(decompile, "func", None) is not None and unchecked_compiles(code):
             tally.unchecked_compiles += 1
-        return Result("refused", refusal_key(error), str(error))
+        return Result("internal" if error.internal else "refused", refusal_key(error), str(error))
     except Exception as error:  # every other failure is counted, not fatal
         tally.seconds += time.perf_counter() - started
         return Result("wrong", "%s: %s" % (type(error).__name__, _first_line(str(error), 60)),
@@ -376,7 +378,8 @@ def run_function(decompile: Callable[[CodeType], str], code: CodeType, reference
         result = Result("wrong", "RecursionError", "RecursionError: %s" % error)
     tally.counts(package)[result.outcome] += 1
     tally.counts(package)["functions"] += 1
-    ranking = {"equivalent": tally.differences, "refused": tally.refusals, "wrong": tally.wrong}
+    ranking = {"equivalent": tally.differences, "refused": tally.refusals, "internal": tally.internal,
+               "wrong": tally.wrong}
     if result.outcome in ranking:
         ranking[result.outcome].add(result.what, where)
     if show or (args.verbose and result.outcome != "identical"):
@@ -508,6 +511,7 @@ def row(tally: Tally, args: argparse.Namespace) -> dict:
         "decompile_seconds": round(tally.seconds, 3),
         "differences": tally.differences.rows(),
         "refusals": tally.refusals.rows(),
+        "internal_errors": tally.internal.rows(),
         "wrong_results": tally.wrong.rows(),
     }
     for outcome in OUTCOMES:

@@ -7,10 +7,12 @@ from __future__ import annotations
 from typing import Dict, List, Sequence, Tuple
 
 #: The four outcomes of a function, in the order they are reported.
-OUTCOMES = ("identical", "equivalent", "refused", "wrong")
+OUTCOMES = ("identical", "equivalent", "refused", "internal", "wrong")
 
-HEADER = ("python", "corpus", "functions", "identical", "equivalent", "refused", "wrong", "unchecked", "time")
-PACKAGE_HEADER = ("package", "files", "rejected", "in corpus", "functions", "identical", "equivalent", "refused", "wrong")
+HEADER = ("python", "corpus", "functions", "identical", "equivalent", "refused", "internal", "wrong", "unchecked",
+          "time")
+PACKAGE_HEADER = ("package", "files", "rejected", "in corpus", "functions", "identical", "equivalent", "refused",
+                  "internal", "wrong")
 
 
 def percent(count: int, total: int, counted: bool = False) -> str:
@@ -24,7 +26,7 @@ def format_row(data: dict, counted: bool = False) -> Tuple[str, ...]:
         (data["python"],
          data.get("corpus", "stdlib"),
          str(total))
-        + tuple(percent(data[outcome], total, counted) for outcome in OUTCOMES)
+        + tuple(percent(data.get(outcome, 0), total, counted) for outcome in OUTCOMES)
         + (percent(data["unchecked_compiles"] + data["identical"] + data["equivalent"], total),
            "%.1fs" % data["decompile_seconds"])
     )
@@ -33,7 +35,7 @@ def format_row(data: dict, counted: bool = False) -> Tuple[str, ...]:
 def format_package_row(name: str, counts: Dict[str, int], counted: bool = False) -> Tuple[str, ...]:
     total = counts["functions"]
     return ((name, str(counts["files"]), str(counts["rejected_files"]), str(counts["population"]), str(total))
-            + tuple(percent(counts[outcome], total, counted) for outcome in OUTCOMES))
+            + tuple(percent(counts.get(outcome, 0), total, counted) for outcome in OUTCOMES))
 
 
 def format_table(rows: Sequence[Tuple[str, ...]], header: Tuple[str, ...] = HEADER) -> str:
@@ -50,7 +52,7 @@ def format_packages(data: dict) -> str:
     """One row per package of the wide corpus, then the total."""
     packages = data.get("packages") or {}
     rows = [format_package_row(name, counts) for name, counts in packages.items()]
-    total = {key: sum(counts[key] for counts in packages.values())
+    total = {key: sum(counts.get(key, 0) for counts in packages.values())
              for key in ("files", "rejected_files", "population", "functions") + OUTCOMES}
     rows.append(format_package_row("total", total))
     return format_table(rows, PACKAGE_HEADER)
@@ -60,6 +62,7 @@ def format_packages(data: dict) -> str:
 LISTS = (
     ("differences", "first differences of equivalent but not identical functions"),
     ("refusals", "refusal reasons (DecompilationError)"),
+    ("internal_errors", "internal errors (failures inside the decompiler, relabelled as DecompilationError)"),
     ("wrong_results", "wrong results"),
 )
 
@@ -92,7 +95,7 @@ def markdown(rows: List[dict], top: int) -> str:
         packages = data.get("packages")
         if packages:
             package_rows = [format_package_row(name, counts, counted=True) for name, counts in packages.items()]
-            total = {key: sum(counts[key] for counts in packages.values())
+            total = {key: sum(counts.get(key, 0) for counts in packages.values())
                      for key in ("files", "rejected_files", "population", "functions") + OUTCOMES}
             package_rows.append(format_package_row("total", total, counted=True))
             parts.append("%s, per package:\n\n%s" % (data["python"], markdown_table(PACKAGE_HEADER, package_rows)))
@@ -117,7 +120,7 @@ def across(rows: List[dict]) -> str:
         for data in wide:
             packages = data["packages"]
             counts = packages.get(name) if name != "total" else {
-                key: sum(c[key] for c in packages.values()) for key in ("functions",) + OUTCOMES}
+                key: sum(c.get(key, 0) for c in packages.values()) for key in ("functions",) + OUTCOMES}
             cells.append(share_cell(counts) if counts else "")
         checked = {(data["packages"].get(name) or {}).get("functions") for data in wide} if name != "total" \
             else {data["functions"] for data in wide}

@@ -55,6 +55,10 @@ def stdlib_functions() -> Iterator[Tuple[str, tuple, CodeType]]:
             yield unit.name, key, code
 
 
+#: framescope's failures inside the decompiler met while timing, printed after the tables.
+INTERNAL_ERRORS: List[str] = []
+
+
 class Contender(NamedTuple):
     """A decompiler to time."""
 
@@ -100,7 +104,11 @@ def time_one(contender: Contender, code: CodeType, clock: Callable[[], float]) -
         with roundtrip.time_limit(LIMIT):
             contender.decompile(code)
         ok = True
-    except (DecompilationError, roundtrip.Timeout):
+    except DecompilationError as error:
+        ok = False
+        if getattr(error, "internal", False):  # framescope's: a defect, not a refusal, reported apart
+            INTERNAL_ERRORS.append("%s: %s" % (code.co_name, error))
+    except roundtrip.Timeout:
         ok = False
     except Exception:  # depyf raises whatever it meets
         ok = False
@@ -188,6 +196,10 @@ def main() -> None:
                  for module, key, code in everything if 90 <= line_span(code) <= 110]
     if long_rows:
         report_long(long_rows, names, args.show)
+    # A refusal is a reason; a failure inside framescope's decompiler is a defect: counted apart.
+    print("framescope internal errors: %d" % len(set(INTERNAL_ERRORS)))
+    for line in sorted(set(INTERNAL_ERRORS)):
+        print("  " + line)
 
 
 if __name__ == "__main__":

@@ -226,15 +226,20 @@ def compare(suite: Suite, unpacked: Path, work: Path) -> Dict[str, Any]:
 # --------------------------------------------------------------------------- report
 
 
-COLUMNS = ("package", "modules", "functions", "stubs", "modules left", "tests", "passed", "changed",
+COLUMNS = ("package", "modules", "functions", "stubs", "modules left", "internal", "tests", "passed", "changed",
            "by a stub", "otherwise")
+
+#: How a failure inside the decompiler reads in a stub's or a module's reason (see
+#: DecompilationError.internal): counted apart from the refusals among them.
+INTERNAL = "internal error ("
 
 
 def table(rows: List[Dict[str, Any]]) -> str:
     lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     for row in rows:
+        internal = sum(INTERNAL in line for line in row["stubs"] + row["failed_modules"])
         cells = [row["package"], row["modules"], row["functions"], len(row["stubs"]), len(row["failed_modules"]),
-                 row["tests"], row["passed"], len(row["changed"]), row["changed_by_stub"], row["changed_otherwise"]]
+                 internal, row["tests"], row["passed"], len(row["changed"]), row["changed_by_stub"], row["changed_otherwise"]]
         lines.append("| " + " | ".join(str(cell) for cell in cells) + " |")
     return "\n".join(lines)
 
