@@ -34,6 +34,8 @@ import threading
 import types
 from typing import Any, Callable, Dict, Iterator, List, Optional, Set, Tuple
 
+from framescope.decompiler.origin import nested_codes
+
 __all__ = ["debug", "hide_debugger", "is_library_file", "is_library_frame", "is_library_module",
            "refresh_breakpoints"]
 
@@ -190,17 +192,10 @@ def _module_codes(module: types.ModuleType) -> Iterator[types.CodeType]:
             continue
         if not isinstance(code, types.CodeType) or owner != name:
             continue
-        for inner in _nested_codes(code):
+        for inner in nested_codes(code):
             if id(inner) not in seen:
                 seen.add(id(inner))
                 yield inner
-
-
-def _nested_codes(code: types.CodeType) -> Iterator[types.CodeType]:
-    yield code
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            yield from _nested_codes(const)
 
 
 def _code_of(function: object) -> Optional[types.CodeType]:

@@ -7,6 +7,8 @@ import os
 from types import CodeType
 from typing import Any, List, Optional
 
+from framescope.decompiler.origin import nested_codes
+
 
 __all__ = ["collect_all_code_objects", "decompile_ensure", "get_code_owner", "get_function_signature",
            "safe_create_directory"]
@@ -27,11 +29,7 @@ def get_function_signature(code_obj: CodeType, overwite_fn_name: Optional[str] =
 
 def collect_all_code_objects(code: CodeType) -> List[CodeType]:
     """``code`` and every code object nested in it, outermost first."""
-    found = [code]
-    for const in code.co_consts:
-        if isinstance(const, CodeType):
-            found += collect_all_code_objects(const)
-    return found
+    return list(nested_codes(code))
 
 
 def safe_create_directory(path: "os.PathLike[str] | str") -> None:

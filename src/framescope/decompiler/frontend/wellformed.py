@@ -73,15 +73,13 @@ _KNOWN = [_known(op) for op in range(256)]
 def refuse_malformed(code: CodeType) -> None:
     """DecompilationError for malformed bytecode (see `malformed`) in ``code`` or a code
     object nested in it."""
+    from framescope.decompiler.origin import nested_codes
     from framescope.errors import DecompilationError
 
-    pending = [code]
-    while pending:
-        current = pending.pop()
+    for current in nested_codes(code):
         why = malformed(current)
         if why is not None:
             raise DecompilationError("malformed bytecode: %s" % why, code_name=current.co_name)
-        pending += [const for const in current.co_consts if isinstance(const, CodeType)]
 
 
 def malformed(code: CodeType) -> Optional[str]:
