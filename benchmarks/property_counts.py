@@ -10,7 +10,6 @@ these counts.
 """
 import sys
 import warnings
-from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -20,31 +19,12 @@ KEYS = ["programs", "rejected", "statements", "equivalent", "refused", "function
         "functions refused"]
 
 
-def syntax_tree_counts(count, statements, programs: int) -> Counter:
-    import hypothesmith
-    from hypothesis import HealthCheck, Phase, given, settings
-
-    out: Counter = Counter()
-
-    @settings(max_examples=programs, suppress_health_check=list(HealthCheck), deadline=None,
-              database=None, phases=(Phase.generate, Phase.shrink))
-    @given(hypothesmith.from_node(auto_target=False).filter(lambda source: statements(source) >= 2))
-    def one(source):
-        count(out, source)
-
-    one()
-    return out
-
-
 def main() -> int:
     warnings.simplefilter("ignore")
-    from tests.decompiler.test_property import PROGRAMS, count, statements
-    from tests.support.source_programs import program
+    from tests.decompiler.test_property import generated_outcomes, syntax_tree_outcomes
 
-    generated: Counter = Counter()
-    for seed in range(PROGRAMS):
-        count(generated, program(seed))
-    drawn = syntax_tree_counts(count, statements, PROGRAMS)
+    generated = generated_outcomes()
+    drawn = syntax_tree_outcomes()
     version = "%d.%d.%d" % sys.version_info[:3]
     for name, counts in (("from_node, 2+ statements", drawn), ("framescope's generator", generated)):
         print("| %s | %s | %s |" % (version, name, " | ".join(str(counts[key]) for key in KEYS)))

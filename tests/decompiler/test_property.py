@@ -55,7 +55,8 @@ def count(outcomes: Counter, source: str) -> None:
             outcomes["functions " + result.outcome] += 1
 
 
-def test_syntax_tree_programs_round_trip_or_refuse():
+def syntax_tree_outcomes() -> Counter:
+    """The outcomes (see count) of up to PROGRAMS hypothesmith programs of two statements or more."""
     outcomes: Counter = Counter()
 
     # No target phase and no auto-targets: hypothesmith's targets make hypothesis hill-climb
@@ -67,6 +68,19 @@ def test_syntax_tree_programs_round_trip_or_refuse():
         count(outcomes, source)
 
     one_program()
+    return outcomes
+
+
+def generated_outcomes() -> Counter:
+    """The outcomes (see count) of framescope's generator's programs 0 to PROGRAMS - 1."""
+    outcomes: Counter = Counter()
+    for seed in range(PROGRAMS):
+        count(outcomes, program(seed))
+    return outcomes
+
+
+def test_syntax_tree_programs_round_trip_or_refuse():
+    outcomes = syntax_tree_outcomes()
     # Hypothesis stops drawing early when too many draws fail its own checks (on 3.8 a
     # quarter to a third of PROGRAMS get drawn): a floor on what was drawn, and on what
     # round-trips; the generator's test below carries the larger floors.
@@ -77,9 +91,7 @@ def test_syntax_tree_programs_round_trip_or_refuse():
 
 
 def test_generated_programs_with_functions_round_trip_or_refuse():
-    outcomes: Counter = Counter()
-    for seed in range(PROGRAMS):
-        count(outcomes, program(seed))
+    outcomes = generated_outcomes()
     assert outcomes["rejected"] == 0, outcomes  # the generator writes what every version compiles
     # About 280-320 of the roughly 800 functions round-trip on 3.8-3.13; the rest are refused.
     assert outcomes["functions equivalent"] >= 150, outcomes

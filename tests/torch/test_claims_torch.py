@@ -29,6 +29,7 @@ import pytest
 pytest.importorskip("torch")
 
 from tests.support.dap import DapConnection, Debuggee, free_port  # noqa: E402
+from tests.support.environment import program_environment  # noqa: E402
 from tests.support.pdb_driver import Answer, PdbSession, Stop, program_lines  # noqa: E402
 
 pytestmark = [pytest.mark.torch, pytest.mark.needs_subprocess]
@@ -36,14 +37,7 @@ pytestmark = [pytest.mark.torch, pytest.mark.needs_subprocess]
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def environment(**extra: str) -> Dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT / "src"), env.get("PYTHONPATH")) if p)
-    env["PYTHONUNBUFFERED"] = "1"
-    for name in ("TORCH_LOGS", "PYTHONBREAKPOINT", "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE"):
-        env.pop(name, None)
-    env.update(extra)
-    return env
+environment = program_environment
 
 
 def run(folder: Path, *args: str, env: Optional[Dict[str, str]] = None, timeout: float = 300) -> str:
@@ -717,6 +711,17 @@ def full_disk(tmp_path):
         subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
+def run_on_full_disk(tmp_path: Path, disk: "Tmpfs", mode: str) -> str:
+    """The program's output with its dump on the full disk (``mode`` "room": the disk has room
+    again before the dump ends; "full": it never has), checked for the program's results and
+    for the dump's one warning, about the full disk."""
+    output = run(tmp_path, str(disk.dump), str(disk.filler), mode)
+    assert program_lines(output, "RESULT ") == ["RESULT %s" % OUT[1], "RESULT %s" % OUT[2]]
+    warned = tagged(output, "WARNINGS")
+    assert len(warned) == 1 and "No space left on device" in warned[0], warned
+    return output
+
+
 @needs_root
 def test_index_is_written_at_the_end_once_a_full_disk_has_room(tmp_path, full_disk):
     # docs/reliability.md: a folder that stops taking files (full) gives one DumpWarning and
@@ -724,10 +729,7 @@ def test_index_is_written_at_the_end_once_a_full_disk_has_room(tmp_path, full_di
     # the cause was a full disk. Here the disk is full when the dump starts and has room
     # again before it ends: nothing is written meanwhile, then index.json and index.md are
     # written at the end and list every entry, also the one compiled after the stop.
-    output = run(tmp_path, str(full_disk.dump), str(full_disk.filler), "room")
-    assert program_lines(output, "RESULT ") == ["RESULT %s" % OUT[1], "RESULT %s" % OUT[2]]
-    warned = tagged(output, "WARNINGS")
-    assert len(warned) == 1 and "No space left on device" in warned[0], warned
+    output = run_on_full_disk(tmp_path, full_disk, "room")
     assert tagged(output, "DURING") == [".framescope.lock"]  # the dump's own lock file only
     assert sorted(path.name for path in full_disk.dump.iterdir()) == [".framescope.lock", "index.json", "index.md"]
     index = json.loads((full_disk.dump / "index.json").read_text())
@@ -743,8 +745,5 @@ def test_a_disk_full_from_start_to_end_leaves_the_exit_status_alone(tmp_path, fu
     # README: a dump folder that fills up costs one warning, never the program's results;
     # docs/reliability.md: the program's results and exit status are the same as without
     # framescope. The disk never has room: one warning, no index, exit status 0.
-    output = run(tmp_path, str(full_disk.dump), str(full_disk.filler), "full")
-    assert program_lines(output, "RESULT ") == ["RESULT %s" % OUT[1], "RESULT %s" % OUT[2]]
-    warned = tagged(output, "WARNINGS")
-    assert len(warned) == 1 and "No space left on device" in warned[0], warned
+    run_on_full_disk(tmp_path, full_disk, "full")
     assert sorted(path.name for path in full_disk.dump.iterdir()) == [".framescope.lock"]

@@ -21,6 +21,7 @@ import pytest
 pytest.importorskip("torch")
 
 from tests.support.dap import Debuggee  # noqa: E402
+from tests.support.environment import program_environment  # noqa: E402
 from tests.support.pdb_driver import PdbSession, Stop, program_lines  # noqa: E402
 
 pytestmark = [pytest.mark.torch, pytest.mark.needs_subprocess]
@@ -54,12 +55,7 @@ main(sys.argv[1], sys.argv[2:] == ["debug"])
 '''
 
 
-def environment() -> Dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT / "src"), env.get("PYTHONPATH")) if p)
-    env["PYTHONUNBUFFERED"] = "1"
-    env.pop("TORCH_LOGS", None)
-    return env
+environment = program_environment
 
 
 def write_program(folder: Path) -> Path:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import marshal
-import os
 import re
 import socket
 import subprocess
@@ -17,6 +16,7 @@ import pytest
 
 pytest.importorskip("torch")
 
+from tests.support.environment import program_environment  # noqa: E402
 from tests.support.pdb_driver import PdbError, PdbSession  # noqa: E402
 
 pytestmark = [pytest.mark.torch, pytest.mark.needs_subprocess]
@@ -24,13 +24,7 @@ pytestmark = [pytest.mark.torch, pytest.mark.needs_subprocess]
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def environment(**extra: str) -> Dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT / "src"), env.get("PYTHONPATH")) if p)
-    env["PYTHONUNBUFFERED"] = "1"
-    env.pop("TORCH_LOGS", None)
-    env.update(extra)
-    return env
+environment = program_environment
 
 
 def run(folder: Path, program: str, *args: str, env: Optional[Dict[str, str]] = None,
