@@ -13,6 +13,7 @@ INDEX = {
         "entries": [{
             "index": 0, "compile_id": "0/0", "file": "__transformed_code_0_for_f.py", "decompiled": True,
             "fallback_reason": None, "guard_function": "__guard_0_for_f", "guard": ["L['n'] == 1"], "guard_count": 9,
+            "guard_latency_us": 12.5,
             "graphs": ["__compiled_fn_1"], "calls_resume": [], "compile_time_s": 0.5,
             "recompile_reason": None, "bytecode_files": [], "op_count": 2,
             "arguments": {"n": {"type": "int", "value": "1"}}, "phases_s": {"dynamo": 0.25},
@@ -36,6 +37,8 @@ INDEX = {
         "arguments": {}, "hints": ["convert this integer into a tensor"]}],
     "warnings": ["one"],
     "calls_missed": 2,
+    "precompiled": [{"function": "step", "filename": "/p/prog.py", "lineno": 20, "file": "precompiled_1_for_step.py",
+                     "backend": "eager", "frame": None}],
 }
 
 
@@ -47,6 +50,7 @@ def test_every_field_read_is_written_back_the_same():
     assert dump.graphs[0].kernels[0].post_grad_nodes == ["add", "sin"]
     assert dump.graphs[0].served_from_cache() and dump.graphs[0].lacks() == ["pre_grad", "aot_forward"]
     assert dump.frames[0].entries[0].calls == 3 and dump.calls_missed == 2
+    assert dump.frames[0].entries[0].guard_latency_us == 12.5 and dump.precompiled[0].function == "step"
     assert json.loads(json.dumps(records.to_data(dump))) == INDEX
 
 
@@ -64,3 +68,11 @@ def test_a_field_of_the_wrong_type_is_one_line():
         records.from_data(broken, "/d", "/d/index.json")
     with pytest.raises(records.DumpError, match="format is 'other/1'"):
         records.from_data(dict(INDEX, format="other/1"), "/d", "/d/index.json")
+
+
+def test_a_precompile_artefacts_file_name_reads_back():
+    from framescope.dump import naming
+
+    name = naming.precompiled_file(2, "step")
+    assert name == "precompiled_2_for_step.py"
+    assert naming.parse_file_name(name) == ("precompiled", "step", "2")

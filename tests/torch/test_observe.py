@@ -348,11 +348,17 @@ def test_entries_compiled_before_the_dump_are_dumped(tmp_path):
     inductor = graphs[g_entries[0]["graphs"][0]]
     assert inductor["files"]["inductor"] in result["ran"]
     assert "compiled before the dump began" in (tmp_path / "dump" / "index.md").read_text()
-    # Calls served per entry (counted on CPython 3.12+), and the one call that missed
-    # every entry of f and compiled its third.
+    # Calls served per entry: f(x, 1) by entry 0/0, f(x, 3) by the entry it compiled, g five
+    # times; and the one call that missed every entry of f and compiled its third.
     calls = [e["calls"] for e in f_entries + g_entries]
-    assert calls == ([1, 0, 1, 5] if sys.version_info >= (3, 12) else [None] * 4)
+    assert calls == [1, 0, 1, 5]
     assert index["calls_missed"] == 1
+    # torch's guard size and the time it measured checking the guard once, for the entry
+    # compiled inside the dump (torch measures it at the end of a compile).
+    made = f_entries[2]
+    assert made["guard_count"] > 0 and made["guard_latency_us"] > 0
+    markdown = (tmp_path / "dump" / "index.md").read_text()
+    assert "guard: %d checks, " % made["guard_count"] in markdown and " to check them once" in markdown
 
 
 # --------------------------------------------------------------------------- exact guards
@@ -430,12 +436,79 @@ def test_an_aot_compiled_function_is_dumped_like_a_frame(tmp_path):
     assert {entry["file"], "__compiled_fn_1.dynamo.py"} <= set(result["ran"])
 
 
-@pytest.mark.skipif(sys.version_info >= (3, 12), reason="counted through sys.monitoring on 3.12+")
-@pytest.mark.xfail(strict=True, reason="CPython before 3.12 has no per-code call event: an entry's calls are not "
-                                       "counted there yet")
-def test_calls_are_counted_before_python_3_12(tmp_path):
-    path = tmp_path / "before.py"
-    path.write_text(BEFORE)
-    run_file(path, str(tmp_path / "dump"))
+# A module compiled ahead of time for two input shapes (torch.compile(module)._aot_compile,
+# as vLLM compiles), and a function captured by torch.compiler.precompile (a prototype of
+# torch 2.15): both inside a dump.
+AHEAD_OF_TIME = '''
+import json, sys
+import torch
+import framescope
+
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        return torch.relu(self.fc(x)) + 1
+
+def step(model, x):
+    return model(x).sum()
+
+torch.manual_seed(0)
+m = M()
+out = sys.argv[1]
+result = {}
+with framescope.dump(out + "/dump"):
+    if sys.argv[2] == "module":
+        from torch._dynamo.aot_compile import ModelInput
+        torch._dynamo.config.enable_aot_compile = True
+        compiled = torch.compile(m, fullgraph=True, backend="eager")
+        compiled._aot_compile([ModelInput((torch.ones(2, 4),), {}, []), ModelInput((torch.ones(3, 4),), {}, [])])
+        for rows in (2, 3, 3):
+            result["error"] = (compiled(torch.ones(rows, 4)) - m(torch.ones(rows, 4))).abs().max().item()
+    else:
+        with torch.compiler.precompile.capture(step, artifact_path=out + "/step.py", cache_path=out + "/step.cache",
+                                               backend="eager") as capture:
+            result["error"] = (capture(m, torch.ones(2, 4)) - step(m, torch.ones(2, 4))).abs().item()
+        result["artefact"] = open(out + "/step.py").read()
+print("RESULT " + json.dumps(result))
+'''
+
+
+def test_a_module_compiled_ahead_of_time_is_dumped_entry_by_entry(tmp_path):
+    torch = pytest.importorskip("torch")
+    if not hasattr(torch.compile(torch.nn.Linear(1, 1)), "_aot_compile"):
+        pytest.skip("this torch has no ahead-of-time module compile")
+    path = tmp_path / "ahead.py"
+    path.write_text(AHEAD_OF_TIME)
+    result = run_file(path, str(tmp_path), "module")
+    assert result["error"] == 0.0
     index = json.loads((tmp_path / "dump" / "index.json").read_text())
-    assert all(entry["calls"] is not None for frame in index["frames"] for entry in frame["entries"])
+    (frame,) = index["frames"]
+    assert frame["name"] == "forward"
+    # One entry per input shape, each with its guard, its transformed code and its graph;
+    # the calls each served (2 rows once, 3 rows twice), counted on CPython 3.12+ only: the
+    # module checks an entry's guard before calling it and the entry checks it again.
+    calls = [(1, 2), (None, None)][sys.version_info < (3, 12)]
+    assert [(e["index"], e["calls"]) for e in frame["entries"]] == [(0, calls[0]), (1, calls[1])]
+    for entry in frame["entries"]:
+        assert entry["decompiled"] and entry["guard_count"] and len(entry["graphs"]) == 1
+        assert "def forward(" in (tmp_path / "dump" / entry["file"]).read_text()
+
+
+def test_a_precompile_capture_keeps_its_artefact_in_the_dump(tmp_path):
+    torch = pytest.importorskip("torch")
+    if not hasattr(getattr(torch.compiler, "precompile", None), "capture"):
+        pytest.skip("this torch has no torch.compiler.precompile")
+    path = tmp_path / "ahead.py"
+    path.write_text(AHEAD_OF_TIME)
+    result = run_file(path, str(tmp_path), "precompile")
+    assert result["error"] == 0.0
+    index = json.loads((tmp_path / "dump" / "index.json").read_text())
+    (item,) = index["precompiled"]
+    assert item["function"] == "step" and item["backend"] == "eager" and item["lineno"] == 14
+    assert item["filename"] == str(path) and item["file"] == "precompiled_1_for_step.py"
+    # The very artefact torch wrote to the capture's artifact_path.
+    assert (tmp_path / "dump" / item["file"]).read_text() == result["artefact"]
+    assert "[`precompiled_1_for_step.py`]" in (tmp_path / "dump" / "index.md").read_text()

@@ -72,12 +72,22 @@ class Capture:
             with self.session.lock:
                 compile_id = graphs.compile_id_of(self.session, parts.backend_id)
                 code = self.record_entry(parts.original_code, parts.dynamo_code, compile_id,
-                                         parts.function.__globals__, before=False, manager=parts.guard_manager)
+                                         parts.function.__globals__, before=False, manager=parts.guard_manager,
+                                         cache_entry=False)
                 if code is not None:
                     parts.function.__code__ = code
         except Exception as exc:
             self.session.warn("internal error while dumping the aot_compile of %s: %s: %s"
                               % (parts.original_code.co_name, type(exc).__name__, exc))
+
+    def on_precompiled(self, function: Any, python_code: str, backend: Optional[str]) -> None:
+        """torch.compiler.precompile traced a call of ``function``: keep its artefact."""
+        try:
+            self.session.record_precompiled(function, python_code, backend)
+            self.save()
+        except Exception as exc:
+            self.session.warn("could not keep the precompile artefact of %s: %s: %s"
+                              % (getattr(function, "__qualname__", function), type(exc).__name__, exc))
 
     def on_start(self) -> None:
         hide_debugger(self.session)
@@ -87,6 +97,16 @@ class Capture:
                 self.note_arguments()
         except Exception as exc:
             self.session.warn("internal error while reading guards: %s: %s" % (type(exc).__name__, exc))
+
+    def on_end(self) -> None:
+        """A compile ended: where entries are counted through their guards, count the new
+        entry's from its first lookup on (torch makes the entry after this callback)."""
+        try:
+            found = torch_internals.finished_compile()
+            if found is not None:
+                self.counter.watch_guard(found[0], found[1], served=1)
+        except Exception as exc:
+            self.session.warn("internal error while counting calls: %s: %s" % (type(exc).__name__, exc))
 
     def note_arguments(self) -> None:
         """What the frame being compiled was called with, on the entry the compile makes: a
@@ -132,7 +152,7 @@ class Capture:
         if not entries or self.session.frame_id(code) is not None:
             return False
         for raw in sorted(entries, key=lambda raw: torch_text.compile_order(raw.compile_id)):
-            self.record_entry(code, raw.code, raw.compile_id, module_globals, before=True)
+            self.record_entry(code, raw.code, raw.compile_id, module_globals, before=True, manager=raw.manager)
         return True
 
     def adopt_graphs(self, new_code: types.CodeType, module_globals: Dict[str, object],
@@ -156,12 +176,14 @@ class Capture:
         module_globals: Optional[Dict[str, object]],
         before: bool,
         manager: object = None,
+        cache_entry: bool = True,
     ) -> Optional[types.CodeType]:
         """Dump one cache entry of ``code`` whose code is Dynamo's ``new_code``; return the
         code compiled from its file (None: keep Dynamo's). ``before``: torch made the entry
         before the dump began, and it keeps running Dynamo's code. ``manager``: the entry's
         guard manager, where it is known now (else it is read from torch's cache entry
-        once torch has made it)."""
+        once torch has made it). ``cache_entry``: False for a function aot_compile made,
+        which torch holds outside any frame's cache entries."""
         session = self.session
         state = session.frame_state(code)
         frame = state.record
@@ -208,7 +230,7 @@ class Capture:
             self.pending.append((state, entry, runs))
         else:
             entry["guard"] = list(getattr(manager, "code_parts", None) or ())
-            self.read_guard_tree(state, entry, manager)
+            self.read_guard_tree(state, entry, manager, runs if cache_entry else None)
         self.link_resumes(state, entry, new_code, module_globals)
         if unwritten is not None:
             session.warn("cache entry %d of %s runs Dynamo's own code: %s" % (index, frame["qualname"], unwritten))
@@ -284,7 +306,7 @@ class Capture:
             entry["guard"] = list(found.code_parts)
             if entry["compile_id"] is None:
                 entry["compile_id"] = found.compile_id
-            self.read_guard_tree(state, entry, found.manager)
+            self.read_guard_tree(state, entry, found.manager, runs)
             changed[id(state.code)] = state
         self.pending = still
         for state in changed.values():
@@ -292,9 +314,13 @@ class Capture:
         if changed:
             self.save()
 
-    def read_guard_tree(self, state: FrameState, entry: Dict[str, Any], manager: object) -> None:
+    def read_guard_tree(self, state: FrameState, entry: Dict[str, Any], manager: object,
+                        runs: Optional[types.CodeType]) -> None:
         """Every leaf of the entry's guard tree, for its guard function; and the guard
-        manager, for the checks of it that only torch can make (live_guards)."""
+        manager, for the checks of it that only torch can make (live_guards) and for counting
+        the calls of the entry (``runs``: the code it runs) where no per-code event can. An
+        aot_compile'd function's guard is checked more than once per call (by the module's
+        dispatch, then by the function), so its passes are no count of calls: ``runs`` None."""
         try:
             found = torch_internals.leaves(manager)
         except Exception as exc:
@@ -303,6 +329,8 @@ class Capture:
             return
         state.guard_leaves[entry["index"]] = found
         entry["guard_count"] = len(found)
+        if runs is not None:
+            self.counter.watch_guard(runs, manager)
         live_guards.register(live_guards.entry_key(self.session.root, state.record["id"], entry["index"]), manager,
                              [leaf.guard for leaf in found])
 
@@ -431,7 +459,11 @@ def start(session: DumpSession) -> Capture:
         capture.handles.append(torch_internals.Removable(capture.counter.stop))
         if not torch_internals.missing(torch_internals.AOT_COMPILE):
             capture.handles.append(torch_internals.hook_aot_compile(capture.on_aot_compiled))
+        if not torch_internals.missing(torch_internals.PRECOMPILE):
+            capture.handles.append(torch_internals.hook_precompile(capture.on_precompiled))
         capture.handles.append(torch_internals.on_compile_start(capture.on_start))
+        if capture.counter.needs_guards:
+            capture.handles.append(torch_internals.on_compile_end(capture.on_end))
         for module_name in _PARTS:
             try:
                 module = importlib.import_module(module_name)

@@ -6,7 +6,8 @@ Everything here comes from torch's structured trace (see torch_internals.add_tra
   reason and the user code traceback. A recompile of the same frame hits the same break
   again; the dump lists each break once.
 * ``compilation_metrics``: one per frame compile, at its end, with the compile's id, code,
-  time, op count and, for a recompile, the guard failure that caused it.
+  time, op count, the time torch took to check the new entry's guard once, and, for a
+  recompile, the guard failure that caused it.
 
 The records go to the session: ``record_graph_break``, ``record_recompile`` and, per cache
 entry, ``update_entry(compile_id, compile_time_s=..., recompile_reason=..., op_count=...)``.
@@ -168,6 +169,9 @@ class EventRecorder:
             fields["compile_time_s"] = round(float(metrics["entire_frame_compile_time_s"]), 6)
         if metrics.get("graph_op_count") is not None:
             fields["op_count"] = metrics["graph_op_count"]
+        latency = metrics.get("guard_latency_us")
+        if isinstance(latency, (int, float)) and not isinstance(latency, bool):
+            fields["guard_latency_us"] = float(latency)
         phases = compile_phases(metrics)
         if phases:
             fields["phases_s"] = phases

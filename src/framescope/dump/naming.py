@@ -139,6 +139,13 @@ def full_code_file(frame_id: str) -> str:
     return "full_code_for_%s.py" % frame_id
 
 
+def precompiled_file(number: int, function_name: str) -> str:
+    """The Python artefact of the ``number``-th (from 1) ``torch.compiler.precompile``
+    capture of a dump, of the function named ``function_name``."""
+    stem = bounded(sanitise(function_name), function_name)
+    return "precompiled_%d_for_%s.py" % (number, stem)
+
+
 #: The line that starts the explanation in a transformed-code file that holds Dynamo's
 #: bytecode instead of Python.
 FALLBACK_LINE = "# framescope could not turn this code into Python:"
@@ -146,13 +153,15 @@ FALLBACK_LINE = "# framescope could not turn this code into Python:"
 _TRANSFORMED_FILE = re.compile(r"__transformed_code_(\d+)_for_(\w+)\.py")
 _FULL_CODE_FILE = re.compile(r"full_code_for_(\w+)\.py")
 _GRAPH_FILE = re.compile(r"(__compiled_fn_\d+)\.((?:piece_\d+\.)?\w+)\.py")
+_PRECOMPILED_FILE = re.compile(r"precompiled_(\d+)_for_(\w+)\.py")
 _BYTECODE_FILE = re.compile(r"__transformed_code_\d+_for_\w+\.py\.\w+_bytecode")
 
 
 def parse_file_name(name: str) -> Optional[Tuple[str, str, str]]:
     """What a dump file's name says, the inverse of the names above: ``("transformed",
     frame_id, index)``, ``("full_code", frame_id, "")``, ``("graph", graph, stage)``,
-    ``("bytecode", file, "")`` or ``("index", name, "")``; None for any other name."""
+    ``("bytecode", file, "")``, ``("precompiled", function, number)`` or ``("index", name,
+    "")``; None for any other name."""
     if name in ("index.json", "index.md"):
         return ("index", name, "")
     match = _TRANSFORMED_FILE.fullmatch(name)
@@ -166,6 +175,9 @@ def parse_file_name(name: str) -> Optional[Tuple[str, str, str]]:
         return ("graph", match.group(1), match.group(2))
     if _BYTECODE_FILE.fullmatch(name):
         return ("bytecode", name, "")
+    match = _PRECOMPILED_FILE.fullmatch(name)
+    if match:
+        return ("precompiled", match.group(2), match.group(1))
     return None
 
 

@@ -47,6 +47,9 @@ class Entry:
     #: How many checks (leaves of its guard tree) torch makes for this entry; the guard
     #: function in the full-code file makes each of them.
     guard_count: Optional[int] = None
+    #: Microseconds torch took to check this entry's guard once, as it measured right after
+    #: compiling it (torch's ``guard_latency_us``; one check, caches flushed first).
+    guard_latency_us: Optional[float] = None
     #: Names of the graphs this entry calls (keys into :attr:`Dump.graphs`).
     graphs: List[str] = field(default_factory=list)
     #: Ids of the resume frames this entry calls after a graph break.
@@ -255,6 +258,24 @@ class Recompile:
 
 
 @dataclass
+class Precompiled:
+    """A function ``torch.compiler.precompile`` captured while the dump was on: the
+    self-contained Python artefact torch made of it (the one it writes to ``artifact_path``)."""
+
+    #: The qualified name of the captured function.
+    function: str = ""
+    #: Where the function is defined: its file and ``def`` line.
+    filename: Optional[str] = None
+    lineno: Optional[int] = None
+    #: The dump file holding the artefact's Python source.
+    file: Optional[str] = None
+    #: The backend the artefact was lowered with ("inductor", "eager").
+    backend: Optional[str] = None
+    #: The id of the function's frame in this dump, when torch.compile compiled it too.
+    frame: Optional[str] = None
+
+
+@dataclass
 class Dump:
     """A whole dump folder: its index.json (``path`` is not written there)."""
 
@@ -275,6 +296,8 @@ class Dump:
     #: then compiled a new entry, or ran uncompiled past the recompile limit); None where
     #: torch gives no way to count them.
     calls_missed: Optional[int] = None
+    #: Functions torch.compiler.precompile captured while the dump was on.
+    precompiled: List[Precompiled] = field(default_factory=list)
 
     def fallbacks(self) -> List[str]:
         """``"qualname entry N: reason"`` for each cache entry that runs Dynamo's bytecode."""
@@ -348,6 +371,8 @@ def from_data(data: Any, path: str, index: str) -> Dump:
                     for i, item in enumerate(reader.objects(data, "recompiles"))],
         warnings=reader.strings(data, "warnings"),
         calls_missed=reader.get(data, "calls_missed", int, None),
+        precompiled=[reader.precompiled(item, "precompiled[%d]" % i)
+                     for i, item in enumerate(reader.objects(data, "precompiled"))],
     )
 
 
@@ -427,6 +452,7 @@ class _Reader:
             guard_function=self.get(obj, "guard_function", str, None, where),
             guard=self.strings(obj, "guard", where),
             guard_count=self.get(obj, "guard_count", int, None, where),
+            guard_latency_us=self.get(obj, "guard_latency_us", float, None, where),
             graphs=self.strings(obj, "graphs", where),
             calls_resume=self.strings(obj, "calls_resume", where),
             compile_time_s=self.get(obj, "compile_time_s", float, None, where),
@@ -520,6 +546,16 @@ class _Reader:
             if limit else None,
             arguments=self.arguments(obj, where),
             hints=self.strings(obj, "hints", where),
+        )
+
+    def precompiled(self, obj: Dict[str, Any], where: str) -> Precompiled:
+        return Precompiled(
+            function=self.get(obj, "function", str, "", where),
+            filename=self.get(obj, "filename", str, None, where),
+            lineno=self.get(obj, "lineno", int, None, where),
+            file=self.get(obj, "file", str, None, where),
+            backend=self.get(obj, "backend", str, None, where),
+            frame=self.get(obj, "frame", str, None, where),
         )
 
 

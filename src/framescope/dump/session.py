@@ -96,6 +96,9 @@ class DumpSession:
         self.warnings: List[str] = []
         #: index.json ``calls_missed``: calls that missed every cache entry of their frame.
         self.calls_missed: Optional[int] = None
+        #: index.json ``precompiled``, each with ``code``: the captured function's code, for
+        #: the frame it names once the index is written.
+        self.precompiled: List[Dict[str, Any]] = []
         #: sys.argv when the session started.
         self.argv: List[str] = list(sys.argv)
         #: id(original code) -> its FrameState. The code objects are kept alive by the
@@ -319,6 +322,23 @@ class DumpSession:
         """Add a recompile to index.json ``recompiles``."""
         with self.lock:
             self.recompiles.append(dict(info))
+
+    def record_precompiled(self, function: Any, python_code: str, backend: Optional[str]) -> None:
+        """Write the Python artefact ``torch.compiler.precompile`` made of ``function`` and
+        add it to index.json ``precompiled``."""
+        with self.lock:
+            code = getattr(function, "__code__", None)
+            name = getattr(function, "__qualname__", None) or getattr(code, "co_name", None) or "function"
+            file = naming.precompiled_file(len(self.precompiled) + 1, name.rpartition(".")[2])
+            self.write(file, python_code)
+            self.precompiled.append({
+                "function": name,
+                "filename": getattr(code, "co_filename", None),
+                "lineno": getattr(code, "co_firstlineno", None),
+                "file": file,
+                "backend": backend,
+                "code": code,
+            })
 
     def warn(self, message: str) -> None:
         """Record something framescope could not do; the first one also becomes a DumpWarning."""

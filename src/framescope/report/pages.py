@@ -9,7 +9,7 @@ from urllib.parse import quote
 from framescope.report.highlight import style_css
 from framescope.report.html import (CSS, INDEX, Site, code_block, definition_list, esc, page, same_file,
                                     safe_name)
-from framescope.dump.index import cache_summary, entry_use
+from framescope.dump.index import cache_summary, entry_use, guard_size
 from framescope.dump.records import Dump, Frame, Graph, GraphBreak, Kernel
 from framescope.report.readable import skipped_frame, where
 from framescope import torch_text
@@ -407,6 +407,7 @@ def entry_section(site: Site, frame: Frame, entry) -> str:
         ("compile time", esc(seconds(entry.compile_time_s)) if entry.compile_time_s is not None else ""),
         ("graphs", ", ".join(site.graph_link(name) for name in entry.graphs)),
         ("calls", ", ".join(site.frame_link(name) for name in entry.calls_resume)),
+        ("guard", esc(guard_size(entry))),
         ("used", esc(entry_use(entry))),
     ]))
     if entry.recompile_reason:

@@ -13,7 +13,7 @@ import os
 from typing import Dict, List
 
 from framescope.dump.naming import FALLBACK_LINE, parse_file_name
-from framescope.dump.records import Dump, Entry, Frame, Graph, in_stage_order
+from framescope.dump.records import Dump, Entry, Frame, Graph, Precompiled, in_stage_order
 
 __all__ = ["missing_files", "from_files", "dump_files"]
 
@@ -44,6 +44,7 @@ def from_files(path: str, names: List[str]) -> Dump:
     the index is missing."""
     frames: Dict[str, Frame] = {}
     graphs: Dict[str, Dict[str, str]] = {}
+    precompiled: List[Precompiled] = []
     for name in names:
         kind, key, detail = parse_file_name(name) or ("", "", "")
         if kind == "transformed":
@@ -53,6 +54,8 @@ def from_files(path: str, names: List[str]) -> Dump:
             frames.setdefault(key, Frame(id=key, name=key, qualname=key)).full_code = name
         elif kind == "graph":
             graphs.setdefault(key, {})[detail] = name
+        elif kind == "precompiled":
+            precompiled.append(Precompiled(function=key, file=name))
     for frame in frames.values():
         frame.entries.sort(key=lambda entry: entry.index)
     warning = ("index.json is missing: the program stopped (killed, or the disk refused the file) "
@@ -63,6 +66,7 @@ def from_files(path: str, names: List[str]) -> Dump:
         frames=list(frames.values()),
         graphs=[Graph(name=name, files=in_stage_order(files)) for name, files in sorted(graphs.items(), key=_graph_key)],
         warnings=[warning],
+        precompiled=precompiled,
     )
 
 

@@ -176,7 +176,7 @@ def totals_line(dump: Dump) -> str:
 def extra_totals(dump: Dump) -> List[str]:
     """What the totals line adds where there is something to say: frames at the recompile
     limit, entries compiled before the dump, graphs served from the compile caches, calls
-    that missed every entry."""
+    that missed every entry, functions torch.compiler.precompile captured."""
     parts = []
     limited = list(dict.fromkeys(recompile.frame for recompile in dump.recompiles if recompile.limit))
     if limited:
@@ -191,6 +191,9 @@ def extra_totals(dump: Dump) -> List[str]:
             plural(len(cached), "graph"), " (%.2f s of compiling saved)" % saved if saved else ""))
     if dump.calls_missed:
         parts.append("%s missed every cache entry" % plural(dump.calls_missed, "call"))
+    if dump.precompiled:
+        parts.append("%s captured by torch.compiler.precompile (%s)" % (
+            plural(len(dump.precompiled), "function"), ", ".join(item.file or item.function for item in dump.precompiled)))
     return parts
 
 

@@ -9,8 +9,8 @@ import types
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
 from framescope.torch_internals.frames import framescope_side, keep_out_of_dynamo, program_side, raw_entries
-from framescope.torch_internals.probes import (AOT_COMPILE, AOT_GRAPHS, DEBUG, DEPYF_INSTALL, DUMP, GRAPHS, PROVENANCE,
-                                               TRACE, require)
+from framescope.torch_internals.probes import (AOT_COMPILE, AOT_GRAPHS, DEBUG, DEPYF_INSTALL, DUMP, GRAPHS, PRECOMPILE,
+                                               PROVENANCE, TRACE, require)
 
 
 # --------------------------------------------------------------------------- framescope.dump
@@ -86,6 +86,31 @@ def hook_aot_compile(callback: Callable[[AotCompiled], None]) -> Removable:
         return compiled
 
     return _replace(module, "aot_compile_fullgraph", original, hooked)
+
+
+def hook_precompile(callback: Callable[[Any, str, Optional[str]], None]) -> Removable:
+    """Call ``callback(fn, python_code, backend)`` each time a ``torch.compiler.precompile``
+    capture has traced its call of ``fn``: ``python_code`` is the self-contained artefact
+    torch writes to the capture's ``artifact_path`` (a prototype API of torch 2.15; its
+    make_fx capture, ``_MakeFxCapture``, holds it as ``_rendered[0]`` once traced)."""
+    require(PRECOMPILE)
+    from torch import _precompile as module
+
+    capture_class = module._MakeFxCapture
+    original = capture_class.__call__
+    call_as_torch_does = program_side(original)
+
+    def hooked(self: Any, *args: Any, **kwargs: Any) -> Any:
+        fresh = getattr(self, "_rendered", None) is None
+        result = call_as_torch_does(self, *args, **kwargs)
+        rendered = getattr(self, "_rendered", None)
+        precompiled = getattr(self, "_module", None)
+        if fresh and isinstance(rendered, tuple) and rendered and isinstance(rendered[0], str):
+            backend = getattr(precompiled, "_backend", None)
+            callback(getattr(precompiled, "_fn", None), rendered[0], backend if isinstance(backend, str) else None)
+        return result
+
+    return _replace(capture_class, "__call__", original, hooked)
 
 
 def _replace(owner: Any, name: str, original: Callable[..., Any], hooked: Callable[..., Any]) -> Removable:
@@ -204,6 +229,29 @@ def entry_guard(code: types.CodeType, entry_code: types.CodeType) -> Optional[An
     for raw in raw_entries(code, DUMP):
         if raw.code is entry_code:
             return raw
+    return None
+
+
+def finished_compile() -> Optional[Tuple[types.CodeType, Any]]:
+    """At the end of a compile (an end callback): the code and the guard manager of the cache
+    entry torch is about to make, or None. torch makes the entry after the compile callbacks
+    have run, so it is not in the frame's entry list yet: its code and guard are what torch's
+    ``compile_inner`` (inside ``_compile``) is returning, a ConvertFrameReturn."""
+    from torch._dynamo import convert_frame
+
+    frame = sys._getframe(1)
+    while frame is not None:
+        code = frame.f_code
+        if code.co_filename == convert_frame.__file__ and code.co_name == "compile_inner":
+            result = frame.f_locals.get("result")
+            first = result[0] if isinstance(result, tuple) and result else result
+            guarded = getattr(first, "guarded_code", None)
+            entry_code = getattr(guarded, "code", None)
+            manager = getattr(guarded, "guard_manager", None)
+            if isinstance(entry_code, types.CodeType) and manager is not None:
+                return entry_code, manager
+            return None
+        frame = frame.f_back
     return None
 
 

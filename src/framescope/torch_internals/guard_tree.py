@@ -12,10 +12,14 @@ from __future__ import annotations
 
 import ast
 import functools
-from typing import Any, List, NamedTuple, Optional, Tuple
+from typing import Any, Callable, List, NamedTuple, Optional, Tuple
 
 #: The first step of the path of an epilogue guard (checked after every other guard).
 EPILOGUE = -1
+
+#: The text of the epilogue guard framescope adds to count an entry's calls (count_passes):
+#: it checks nothing, so it is left out of the entry's leaves.
+COUNTING_TEXT = "framescope: count a call this cache entry serves (always passes)"
 
 
 class GuardLeaf(NamedTuple):
@@ -46,8 +50,33 @@ def leaves(guard_manager: Any) -> List[GuardLeaf]:
     found: List[GuardLeaf] = []
     _walk(root, (), None, None, found)
     for index, leaf in enumerate(root.get_epilogue_lambda_guards()):
+        if _parts(leaf) == (COUNTING_TEXT,):
+            continue
         found.append(GuardLeaf((EPILOGUE, index), type(leaf).__name__, None, None, _parts(leaf), leaf))
     return found
+
+
+def count_passes(guard_manager: Any, callback: Callable[[], None]) -> None:
+    """Call ``callback()`` each time the whole guard of a cache entry passes, so each time the
+    entry serves a call: an epilogue guard that always passes, checked by torch after every
+    other guard of the entry. torch has no way to take a guard out of a tree, so the check
+    stays for the life of the entry (``callback`` can stop counting)."""
+
+    def passed(_locals: object) -> bool:
+        callback()
+        return True
+
+    from framescope.torch_internals.frames import keep_out_of_dynamo
+
+    keep_out_of_dynamo(passed)
+    keep_out_of_dynamo(callback)
+    root = guard_manager.root
+    # torch 2.13+ take the user's stack as a third argument (None: none), torch 2.10-2.12
+    # take the check and its text only; pybind11 says TypeError before calling anything.
+    try:
+        root.add_epilogue_lambda_guard(passed, [COUNTING_TEXT], None)
+    except TypeError:
+        root.add_epilogue_lambda_guard(passed, [COUNTING_TEXT])
 
 
 def _walk(manager: Any, path: Tuple[int, ...], source: Optional[str], value_type: Optional[str],

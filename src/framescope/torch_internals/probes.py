@@ -31,7 +31,9 @@ AOT_GRAPHS = "framescope.dump (AOTAutograd and Inductor graph files)"
 TRACE = "framescope.dump (graph breaks and recompile reasons)"
 DEBUG = "framescope.debug"
 GUARD_HOOK = "framescope.dump (calls that missed every cache entry)"
+ENTRY_CALLS = "framescope.dump (the calls each cache entry served, before CPython 3.12)"
 AOT_COMPILE = "framescope.dump (functions compiled with torch.compile(...).aot_compile)"
+PRECOMPILE = "framescope.dump (functions torch.compiler.precompile captures)"
 PROVENANCE = "framescope.dump (the user lines of Inductor's kernels)"
 DEPYF_INSTALL = "framescope.depyf.install"
 DEPYF_DISPATCH = "framescope.depyf.optimization.TorchCompileWrapperWithCustomDispatcher"
@@ -76,8 +78,15 @@ INTERNALS = (
     Internal("torch._dynamo.aot_compile:CompileArtifacts", (AOT_COMPILE,),
              params=("guard_manager", "backend_id", "original_code", "runtime_env")),
     Internal("torch._dynamo.convert_frame:GraphRuntimeEnv", (AOT_COMPILE,), params=("bytecode",)),
+    # torch.compiler.precompile (a prototype of torch 2.15): its make_fx capture holds the
+    # artefact it writes as _rendered (python_code, cache) and what it traced as _module
+    # (a PrecompiledModule: _fn, _backend) once called.
+    Internal("torch._precompile:_MakeFxCapture", (PRECOMPILE,), attrs=("__call__", "_write")),
+    Internal("torch._precompile:PrecompiledModule", (PRECOMPILE,), attrs=("to_python_code",)),
     # Called after each guard check of a frame with entries, with whether one passed.
     Internal(_EVAL_FRAME + "set_guard_complete_hook", (GUARD_HOOK,)),
+    # An epilogue guard that always passes counts the calls an entry serves (count_passes).
+    Internal("torch._C._dynamo.guards:RootGuardManager", (ENTRY_CALLS,), attrs=("add_epilogue_lambda_guard",)),
     Internal(_EVAL_FRAME + "_debug_get_cache_entry_list", (EVALFRAME, DUMP, DEPYF_DISPATCH)),
     Internal(
         _EVAL_FRAME + "_CacheEntry",
