@@ -509,6 +509,11 @@ def test_explain_puts_a_frame_at_its_recompile_limit_first(dump_dir):
     assert not any(line.startswith("  2. f recompiled") for line in text)
     assert "      called with mode = 'y'; compiled for " not in text  # entries of the fixture have no arguments
     assert any(line == "      called with mode = 'y'" for line in text)
+    # The summary and the report count the same: the refused compile is no recompile.
+    dump = load_dump(str(dump_dir))
+    assert format_summary(dump).startswith("framescope: 3 compiled frames, 6 cache entries, 3 recompiles, 2 graph breaks")
+    page = Path(write_report(dump, str(dump_dir / "report"))).read_text()
+    assert '<p class="totals">3 compiled frames, 6 cache entries, 3 recompiles, 2 graph breaks, 6 graphs.</p>' in page
 
 
 def test_compile_time_by_phase_is_a_chart_and_a_summary_line(dump_dir, tmp_path):

@@ -16,7 +16,8 @@ from framescope import torch_text
 from framescope.torch_text import break_summary, failed_guards, resumed_name
 from framescope.dump.naming import split_stage
 from framescope.report.chart import phase_totals, phases_chart
-from framescope.report.summary import argument_changes, compile_time, distinct_breaks, plural, seconds, user_line
+from framescope.report.summary import (argument_changes, compile_time, counts, distinct_breaks, seconds,
+                                       user_line)
 
 STAGE_TITLES = {
     "dynamo": "Dynamo FX graph",
@@ -87,7 +88,6 @@ def nav(site: Site, *trail: str) -> str:
 
 def index_page(site: Site) -> str:
     dump = site.dump
-    entries = sum(len(frame.entries) for frame in dump.frames)
     breaks = distinct_breaks(dump.graph_breaks)
     meta = definition_list([
         ("program", "<code>%s</code>" % esc(" ".join(dump.argv)) if dump.argv else ""),
@@ -95,10 +95,7 @@ def index_page(site: Site) -> str:
         ("python", esc(dump.python or "")),
         ("dump folder", "<code>%s</code>" % esc(dump.path)),
     ])
-    totals = "%s, %s, %s, %s, %s." % (
-        plural(len(dump.frames), "compiled frame"), plural(entries, "cache entry", "cache entries"),
-        plural(len(dump.recompiles), "recompile"), plural(len(breaks), "graph break"),
-        plural(len(dump.graphs), "graph"))
+    totals = counts(dump) + "."
     body = ["<h1>framescope report</h1>", meta, '<p class="totals">%s</p>' % esc(totals),
             findings_section(site), frames_section(site), phases_section(site), recompiles_section(site),
             breaks_section(site, breaks), graphs_section(site)]

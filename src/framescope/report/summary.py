@@ -160,16 +160,22 @@ def format_summary(dump: Dump, report: Optional[str] = None) -> str:
     return "\n".join(out)
 
 
-def totals_line(dump: Dump) -> str:
-    """Counts of the dump: a recompile torch refused at its limit is no recompile, and a
-    graph break is counted once for all the frames and compiles that met it."""
+def counts(dump: Dump) -> str:
+    """``3 compiled frames, 4 cache entries, 1 recompile, 2 graph breaks, 5 graphs``: a
+    recompile torch refused at its limit is no recompile, and a graph break is counted once
+    for all the frames and compiles that met it. The summary and the report say the same."""
     entries = sum(len(frame.entries) for frame in dump.frames)
-    total = sum(t for t in (compile_time(frame) for frame in dump.frames) if t is not None)
     recompiles = sum(1 for recompile in dump.recompiles if not recompile.limit)
-    line = "framescope: %s, %s, %s, %s, %s; %.2f s compiling" % (
+    return "%s, %s, %s, %s, %s" % (
         plural(len(dump.frames), "compiled frame"), plural(entries, "cache entry", "cache entries"),
         plural(recompiles, "recompile"), plural(len(break_groups(dump.graph_breaks)), "graph break"),
-        plural(len(dump.graphs), "graph"), total)
+        plural(len(dump.graphs), "graph"))
+
+
+def totals_line(dump: Dump) -> str:
+    """The summary's first line: the dump's counts, compile time and what else stands out."""
+    total = sum(t for t in (compile_time(frame) for frame in dump.frames) if t is not None)
+    line = "framescope: %s; %.2f s compiling" % (counts(dump), total)
     return line + "".join("; " + part for part in extra_totals(dump))
 
 
