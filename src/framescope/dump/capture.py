@@ -15,12 +15,14 @@ import importlib
 import marshal
 import types
 import weakref
+from pathlib import Path
 from typing import Any, Dict, List, Optional, Set, Tuple
 
 from framescope import debugging, torch_internals, torch_text
 from framescope.dump import calls, fullcode, live_guards, naming, transformed
 from framescope.dump.folder import NotWritten
 from framescope.dump.session import DumpSession, FrameState
+from framescope.dump.source_cache import SourceCache
 
 # The code of every cache entry a dump of this process has written (the code compiled from
 # its file, or Dynamo's): a later dump does not take those entries as made before it, since
@@ -192,7 +194,7 @@ class Capture:
         path = str(session.path_of(name))
         header = _header(state, index, compile_id, before)
         result = transformed.make(code, new_code, path, header, session.graph_name, module_globals,
-                                  session.graph_inputs)
+                                  session.graph_inputs, session.sources)
         unwritten = None
         try:
             session.write(name, result.text)
@@ -453,6 +455,8 @@ def start(session: DumpSession) -> Capture:
     """Install the hooks of a session (raises UnsupportedTorchError on an unknown torch)."""
     torch_internals.require(torch_internals.DUMP)
     capture = Capture(session)
+    if session.caches and not torch_internals.missing(torch_internals.SOURCE_CACHE):
+        session.sources = SourceCache(Path(torch_internals.compile_cache_folder()) / "framescope" / "sources")
     capture.handles.append(torch_internals.register_bytecode_hook(capture.on_bytecode))
     try:
         capture.counter.start()

@@ -90,6 +90,9 @@ HELPERS: Dict[str, str] = {
 NEEDS = {"___odict_getitem": "collections", "___dataclass_fields": "dataclasses", "__math_isnan": "math"}
 # Names a guard may use besides the helpers: the frame's locals and globals, torch, builtins.
 _KNOWN = frozenset(["L", "G", "torch"]) | frozenset(dir(builtins))
+_HELPER_NAMES = frozenset(HELPERS)
+# The names a guard clause may read.
+_USABLE_NAMES = _KNOWN | _HELPER_NAMES
 
 
 class Clause(NamedTuple):
@@ -164,12 +167,20 @@ def helpers_used(clauses: Sequence[Clause]) -> Set[str]:
     return used
 
 
-@functools.lru_cache(maxsize=4096)
 def _names_in(expr: str) -> FrozenSet[str]:
-    # Entries of one frame share most guard parts, and a frame's file is rendered again
-    # after each compile: parse each expression once.
-    tree = ast.parse(expr, mode="eval")
-    return frozenset(node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and node.id in HELPERS)
+    return (_names(expr) or frozenset()) & _HELPER_NAMES
+
+
+@functools.lru_cache(maxsize=8192)
+def _names(text: str) -> Optional[FrozenSet[str]]:
+    """The names ``text`` reads, or None when it is no Python expression. Entries of one frame
+    share most guard parts, and a frame's file is rendered again after each compile: each
+    text is parsed once."""
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except SyntaxError:
+        return None
+    return frozenset(node.id for node in ast.walk(tree) if isinstance(node, ast.Name))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -201,12 +212,7 @@ def _spelled(type_name: str) -> bool:
     return re.fullmatch(r"torch(\.[A-Za-z_]\w*)+", type_name) is not None
 
 
-@functools.lru_cache(maxsize=4096)
 def _usable(text: str) -> bool:
     """Whether ``text`` is a Python expression using only names the full-code file has."""
-    try:
-        tree = ast.parse(text.strip(), mode="eval")
-    except SyntaxError:
-        return False
-    names = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
-    return names <= (_KNOWN | set(HELPERS))
+    names = _names(text)
+    return names is not None and names <= _USABLE_NAMES

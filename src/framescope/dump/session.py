@@ -26,6 +26,7 @@ from framescope.dump import index as _index
 from framescope.dump import naming
 from framescope.dump.folder import DumpFolder, FolderLock, NotWritten, remove_stale
 from framescope.dump.naming import FrameIds, full_code_file, graph_name
+from framescope.dump.source_cache import SourceCache
 
 
 class DumpWarning(UserWarning):
@@ -96,6 +97,9 @@ class DumpSession:
         self.warnings: List[str] = []
         #: index.json ``calls_missed``: calls that missed every cache entry of their frame.
         self.calls_missed: Optional[int] = None
+        #: Decompiled transformed code kept between runs (source_cache), while the compile
+        #: caches are on; None: decompile every entry.
+        self.sources: Optional[SourceCache] = None
         #: index.json ``precompiled``, each with ``code``: the captured function's code, for
         #: the frame it names once the index is written.
         self.precompiled: List[Dict[str, Any]] = []

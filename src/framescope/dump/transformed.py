@@ -18,6 +18,7 @@ from typing import Callable, Dict, FrozenSet, Iterator, List, Mapping, Optional,
 
 from framescope import torch_text
 from framescope.dump import naming, validate
+from framescope.dump.source_cache import SourceCache
 
 # Future-import flags a code object may carry; the recompiled file must enable the same.
 # (nested_scopes shares its bit with CO_NESTED and changes nothing.)
@@ -69,6 +70,7 @@ def make(
     graph_name: Callable[[str], str] = torch_text.stable_graph_name,
     module_globals: Optional[Dict[str, object]] = None,
     graph_inputs: Mapping[str, Sequence[str]] = {},
+    sources: Optional[SourceCache] = None,
 ) -> Result:
     """Decompile, compile and check Dynamo's code for one entry; never raises for bad code.
 
@@ -79,6 +81,8 @@ def make(
     once the code passed its checks; without them such code keeps Dynamo's bytecode.
     ``graph_inputs`` maps torch's name of a graph to the names its listing gives its inputs:
     the values the code passes it are named so (``l_x_``), as in the graph's file.
+    ``sources``: decompiled texts kept by earlier runs (source_cache); a text found there is
+    compiled and checked as a fresh one is, and a fresh one that passed is kept there.
     """
     constants: Dict[str, object] = {}
 
@@ -108,15 +112,28 @@ def make(
         # The locals Dynamo added (tmp_3, graph_out_0) only its own code reads; a graph's
         # outputs stay under their name, where a debugger shows them after the graph call.
         scratch = frozenset(dynamo.co_varnames) - frozenset(original.co_varnames)
-        source = decompile_transformed(named, indent=4, constant_name=constant_name,
-                                       parameters=lambda name: graph_inputs.get(name) or _parameters(module_globals, name),
-                                       scratch=scratch,
-                                       shown=frozenset(filter(torch_text.is_graph_output, scratch)),
-                                       modules=_module_globals(dynamo, module_globals))
-        source = torch_text.rename_globals(source, {long: short for short, long in aliases.items()})
-        text, code, source = _compile(original, dynamo, source, filename, header)
-        code = _load_as(code, aliases)
-        validate.check(dynamo, code, constants=constants)
+        renames = {long: short for short, long in aliases.items()}
+        modules = _module_globals(dynamo, module_globals)
+
+        def parameters(name: str) -> Optional[Sequence[str]]:
+            return graph_inputs.get(name) or _parameters(module_globals, name)
+
+        key = None if sources is None else sources.key(named, renames, _told(dynamo, parameters, renames, modules))
+        kept = None if key is None else sources.get(key)
+        if kept is not None:
+            try:
+                text, code, source = _checked(original, dynamo, kept, filename, header, aliases, constants)
+            except Exception:  # a kept text that no longer passes: decompile afresh
+                kept = None
+        if kept is None:
+            fresh = decompile_transformed(named, indent=4, constant_name=constant_name, parameters=parameters,
+                                          scratch=scratch,
+                                          shown=frozenset(filter(torch_text.is_graph_output, scratch)),
+                                          modules=modules)
+            fresh = torch_text.rename_globals(fresh, renames)
+            text, code, source = _checked(original, dynamo, fresh, filename, header, aliases, constants)
+            if key is not None and not constants:
+                sources.put(key, fresh)
         if module_globals is not None:
             module_globals.update(constants)
     except Exception as exc:  # the decompiler's own errors and anything else it raises
@@ -140,6 +157,28 @@ def resume_code(value: object) -> Optional[types.CodeType]:
         if isinstance(content, types.CodeType) and torch_text.resume_line(content.co_name) is not None:
             return content
     return None
+
+
+def _checked(original: types.CodeType, dynamo: types.CodeType, source: str, filename: str, header: Sequence[str],
+             aliases: Dict[str, str], constants: Dict[str, object]) -> Tuple[str, types.CodeType, str]:
+    """The file's text, the code compiled from it (loading torch's names) and the ``def`` as
+    the file has it, for the decompiled ``source``; raises when the code is not Dynamo's."""
+    text, code, compiled_source = _compile(original, dynamo, source, filename, header)
+    code = _load_as(code, aliases)
+    validate.check(dynamo, code, constants=constants)
+    return text, code, compiled_source
+
+
+def _told(code: types.CodeType, parameters: Callable[[str], Optional[Sequence[str]]], renames: Mapping[str, str],
+          modules: FrozenSet[str]) -> List[object]:
+    """What the decompiler is told besides the code, for the key of its text: the parameter
+    names of each function the code calls by a global, and the globals that are modules."""
+    told: List[object] = [("modules", tuple(sorted(renames.get(name, name) for name in modules)))]
+    for name in _names(code):
+        found = parameters(name)
+        if found is not None:
+            told.append((renames.get(name, name), tuple(found)))
+    return told
 
 
 def _module_globals(code: types.CodeType, module_globals: Optional[Dict[str, object]]) -> FrozenSet[str]:

@@ -10,7 +10,7 @@ from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
 from framescope.torch_internals.frames import framescope_side, keep_out_of_dynamo, program_side, raw_entries
 from framescope.torch_internals.probes import (AOT_COMPILE, AOT_GRAPHS, DEBUG, DEPYF_INSTALL, DUMP, GRAPHS, PRECOMPILE,
-                                               PROVENANCE, TRACE, require)
+                                               PROVENANCE, SOURCE_CACHE, TRACE, require)
 
 
 # --------------------------------------------------------------------------- framescope.dump
@@ -86,6 +86,14 @@ def hook_aot_compile(callback: Callable[[AotCompiled], None]) -> Removable:
         return compiled
 
     return _replace(module, "aot_compile_fullgraph", original, hooked)
+
+
+def compile_cache_folder() -> str:
+    """The folder of torch's compile caches: ``TORCHINDUCTOR_CACHE_DIR``, or torch's default."""
+    require(SOURCE_CACHE)
+    from torch._inductor.runtime.cache_dir_utils import cache_dir
+
+    return str(cache_dir())
 
 
 def hook_precompile(callback: Callable[[Any, str, Optional[str]], None]) -> Removable:

@@ -33,6 +33,7 @@ DEBUG = "framescope.debug"
 GUARD_HOOK = "framescope.dump (calls that missed every cache entry)"
 ENTRY_CALLS = "framescope.dump (the calls each cache entry served, before CPython 3.12)"
 AOT_COMPILE = "framescope.dump (functions compiled with torch.compile(...).aot_compile)"
+SOURCE_CACHE = "framescope.dump (decompiled code kept between runs, with the compile caches)"
 PRECOMPILE = "framescope.dump (functions torch.compiler.precompile captures)"
 PROVENANCE = "framescope.dump (the user lines of Inductor's kernels)"
 DEPYF_INSTALL = "framescope.depyf.install"
@@ -146,6 +147,8 @@ INTERNALS = (
     # The output modules Inductor loaded: found by file after an AOTAutograd cache hit.
     Internal("torch._inductor.codecache:PyCodeCache", (AOT_GRAPHS,), attrs=("modules",)),
     Internal("torch._inductor.config:fx_graph_remote_cache", (AOT_GRAPHS,)),
+    # The folder of torch's compile caches, where a dump keeps the code it decompiled.
+    Internal("torch._inductor.runtime.cache_dir_utils:cache_dir", (SOURCE_CACHE,)),
     Internal("torch._functorch.config:enable_autograd_cache", (AOT_GRAPHS,)),
     Internal("torch._functorch.config:enable_remote_autograd_cache", (AOT_GRAPHS,)),
     # Inductor's provenance tracking: which FX nodes and user lines each kernel computes.
