@@ -97,7 +97,8 @@ def index_page(site: Site) -> str:
     ])
     totals = counts(dump) + "."
     body = ["<h1>framescope report</h1>", meta, '<p class="totals">%s</p>' % esc(totals),
-            findings_section(site), frames_section(site), phases_section(site), recompiles_section(site),
+            findings_section(site), failures_section(site), frames_section(site), phases_section(site),
+            recompiles_section(site),
             breaks_section(site, breaks), graphs_section(site)]
     if dump.warnings:
         body.append('<section id="warnings"><h2>Warnings</h2><ul>%s</ul></section>' % "".join(
@@ -206,6 +207,22 @@ def break_continuation(site: Site, brk: GraphBreak) -> str:
     if site.dump.frame(brk.resume) is None and skipped_frame(brk):
         return "<br>Dynamo skipped the whole function: every call runs without torch.compile"
     return "<br>continues in %s" % site.frame_link(brk.resume) if brk.resume else ""
+
+
+def failures_section(site: Site) -> str:
+    """The compiles torch.compile gave up on (none: no section)."""
+    items = []
+    for failure in site.dump.failures:
+        text = user_line(failure.filename, failure.lineno, failure.source_line)
+        items.append('<li><code>%s</code> (compile %s) at %s: %s: %s%s%s<details><summary>torch\'s explanation'
+                     '</summary><pre class="reason">%s</pre></details></li>' % (
+                         esc(failure.function), esc(failure.compile_id or "?"),
+                         site.source_link(failure.filename, failure.lineno, failure.frame), esc(failure.kind),
+                         break_code(failure), esc(break_summary(failure.reason)),
+                         ' <br><code class="user-line">%s</code>' % esc(text) if text else "", esc(failure.reason)))
+    if not items:
+        return ""
+    return '<section id="failures"><h2>Failed compiles</h2><ol>%s</ol></section>' % "".join(items)
 
 
 def breaks_section(site: Site, breaks) -> str:
