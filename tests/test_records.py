@@ -37,6 +37,7 @@ INDEX = {
         "arguments": {}, "hints": ["convert this integer into a tensor"]}],
     "warnings": ["one"],
     "calls_missed": 2,
+    "finished": True,
     "failures": [{"frame": None, "compile_id": "1/0", "function": "whole", "function_filename": "/p/prog.py",
                   "function_lineno": 9, "kind": "Unsupported", "reason": "Data-dependent branching", "gb_code": "GB0170",
                   "docs": None, "hints": ["make it branchless"], "filename": "/p/prog.py", "lineno": 10,

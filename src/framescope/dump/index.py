@@ -34,6 +34,7 @@ def build(session: "DumpSession") -> Dict[str, Any]:
         calls_missed=session.calls_missed,
         precompiled=[_precompiled(session, item, left_out) for item in session.precompiled],
         failures=[record(Failure, session.resolve(item), left_out) for item in session.failures],
+        finished=session.finished,
     )
     if left_out:
         session.warn("index.json leaves out what its format does not declare: %s"

@@ -332,6 +332,9 @@ class Dump:
     precompiled: List[Precompiled] = field(default_factory=list)
     #: Frame compiles torch.compile gave up on.
     failures: List[Failure] = field(default_factory=list)
+    #: Whether the dump had ended when this index was written: False while the program
+    #: runs (the index is rewritten after each compile), and for a program killed or hung.
+    finished: bool = False
 
     def fallbacks(self) -> List[str]:
         """``"qualname entry N: reason"`` for each cache entry that runs Dynamo's bytecode."""
@@ -408,6 +411,7 @@ def from_data(data: Any, path: str, index: str) -> Dump:
         precompiled=[reader.precompiled(item, "precompiled[%d]" % i)
                      for i, item in enumerate(reader.objects(data, "precompiled"))],
         failures=[reader.failure(item, "failures[%d]" % i) for i, item in enumerate(reader.objects(data, "failures"))],
+        finished=reader.get(data, "finished", bool, False),
     )
 
 

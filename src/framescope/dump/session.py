@@ -95,6 +95,8 @@ class DumpSession:
         self.recompiles: List[Dict[str, Any]] = []
         #: index.json ``warnings``.
         self.warnings: List[str] = []
+        #: index.json ``finished``: the dump has ended (its last index is written).
+        self.finished = False
         #: index.json ``failures``: compiles torch.compile gave up on.
         self.failures: List[Dict[str, Any]] = []
         #: index.json ``calls_missed``: calls that missed every cache entry of their frame.
