@@ -37,6 +37,11 @@ INDEX = {
         "arguments": {}, "hints": ["convert this integer into a tensor"]}],
     "warnings": ["one"],
     "calls_missed": 2,
+    "finished": True,
+    "failures": [{"frame": None, "compile_id": "1/0", "function": "whole", "function_filename": "/p/prog.py",
+                  "function_lineno": 9, "kind": "Unsupported", "reason": "Data-dependent branching", "gb_code": "GB0170",
+                  "docs": None, "hints": ["make it branchless"], "filename": "/p/prog.py", "lineno": 10,
+                  "source_line": "if x.sum() > 0:", "arguments": {}}],
     "precompiled": [{"function": "step", "filename": "/p/prog.py", "lineno": 20, "file": "precompiled_1_for_step.py",
                      "backend": "eager", "frame": None}],
 }
@@ -51,6 +56,7 @@ def test_every_field_read_is_written_back_the_same():
     assert dump.graphs[0].served_from_cache() and dump.graphs[0].lacks() == ["pre_grad", "aot_forward"]
     assert dump.frames[0].entries[0].calls == 3 and dump.calls_missed == 2
     assert dump.frames[0].entries[0].guard_latency_us == 12.5 and dump.precompiled[0].function == "step"
+    assert dump.failures[0].gb_code == "GB0170" and dump.failures[0].lineno == 10
     assert json.loads(json.dumps(records.to_data(dump))) == INDEX
 
 

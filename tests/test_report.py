@@ -555,3 +555,29 @@ def test_a_graph_page_says_what_the_compile_caches_did(dump_dir, tmp_path):
     assert "is on only in a dump with the caches off" in text
     other = " ".join(read_page(out / "graph___compiled_fn_2.html").text)
     assert "served from the compile cache" not in other and "is on only in a dump" not in other
+
+
+def test_a_failed_compile_is_said_everywhere_and_ranked_first(dump_dir):
+    from framescope.report.explain import explain_record, format_explain
+
+    def fail(data):
+        data["failures"] = [{"compile_id": "3/0", "function": "whole", "function_filename": "prog.py",
+                             "function_lineno": 2, "kind": "Unsupported",
+                             "reason": "Data-dependent branching\n  Explanation: Detected data-dependent branching.",
+                             "gb_code": "GB0170", "hints": ["make it branchless"], "filename": "prog.py", "lineno": 7,
+                             "source_line": "    if x.sum() > 0:"}]
+
+    edit_index(dump_dir, fail)
+    dump = load_dump(str(dump_dir))
+    summary = format_summary(dump).splitlines()
+    assert summary[0].endswith("; 1 compile failed")
+    section = summary[summary.index("failed compiles:") + 1:]
+    assert section[:3] == ["  whole (compile 3/0) at prog.py:7: Unsupported: [GB0170] Data-dependent branching: "
+                           "Detected data-dependent branching.", "      if x.sum() > 0:", "      hint: make it branchless"]
+    first = explain_record(dump)["findings"][0]
+    assert first["kind"] == "failed_compile" and first["place"] == "prog.py:7" and first["advice"] == "make it branchless"
+    assert first["title"] == "whole failed to compile (Unsupported): [GB0170] Data-dependent branching: Detected " \
+                             "data-dependent branching."
+    assert "failed compiles:" in format_explain(dump)
+    page = Path(write_report(dump, str(dump_dir / "report"))).read_text()
+    assert '<section id="failures"><h2>Failed compiles</h2>' in page and "<code>whole</code> (compile 3/0)" in page

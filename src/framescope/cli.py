@@ -111,6 +111,18 @@ def command(argv: Optional[List[str]] = None) -> int:
         epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     explain.add_argument("dump", metavar="DIR", help="the dump folder")
     explain.add_argument("--json", action="store_true", help="print the findings as JSON")
+    diff = commands.add_parser(
+        "diff", help="what torch.compile did differently in two dump folders",
+        description="Compare the dump folders A and B (two runs, before and after a change or a torch upgrade, "
+                    "or two ranks): frames, cache entries, guards, transformed code, graphs, graph breaks, "
+                    "recompiles, failed compiles and compile-cache results added (+), removed (-) or changed (~), "
+                    "with unified diffs of the texts that changed. Paths, ids and hashes that differ between any "
+                    "two runs are left out of the comparison.",
+        epilog="exit codes:\n  0  the dumps are the same\n  1  they differ\n  2  bad input (a folder that is "
+               "no dump), one line on stderr", formatter_class=argparse.RawDescriptionHelpFormatter)
+    diff.add_argument("a", metavar="A", help="the first dump folder")
+    diff.add_argument("b", metavar="B", help="the second dump folder")
+    diff.add_argument("--json", action="store_true", help="print the differences as JSON")
     args = parser.parse_args(argv)
     if args.command == "decompile":
         return decompile_command(args.target, args.indent)
@@ -121,6 +133,8 @@ def command(argv: Optional[List[str]] = None) -> int:
         return report_command(args.dump, args.out)
     if args.command == "explain":
         return explain_command(args.dump, args.json)
+    if args.command == "diff":
+        return diff_command(args.a, args.b, args.json)
     parser.print_help()
     return BAD_INPUT
 
@@ -373,6 +387,7 @@ def report_command(folder: str, out: Optional[str]) -> int:
     from framescope.report.highlight import have_pygments
     from framescope.report.index import DumpError, dumps_of
     from framescope.report.pages import write_ranks_index, write_report
+    from framescope.report.ranks import divergences
 
     out = out or os.path.join(folder, "report")
     try:
@@ -383,7 +398,7 @@ def report_command(folder: str, out: Optional[str]) -> int:
         for name, dump in dumps:
             index = write_report(dump, os.path.join(out, name) if name else out)
         if dumps[0][0]:
-            index = write_ranks_index(out, [(name, dump.path) for name, dump in dumps])
+            index = write_ranks_index(out, [(name, dump.path) for name, dump in dumps], divergences(dumps))
     except OSError as err:
         print("framescope: error: cannot write the report to %s: %s" % (out, err.strerror or err), file=sys.stderr)
         return PARTIAL
@@ -395,8 +410,9 @@ def report_command(folder: str, out: Optional[str]) -> int:
 
 
 def explain_command(folder: str, as_json: bool) -> int:
-    """One dump's findings; for the folder of a distributed run, each rank's under its name
-    (JSON: ``{"ranks": {"rank_0": ..., ...}}``)."""
+    """One dump's findings; for the folder of a distributed run, where the ranks compiled
+    differently, then each rank's findings under its name (JSON: ``{"divergences": [...],
+    "ranks": {"rank_0": ..., ...}}``)."""
     import json
 
     from framescope.report.explain import explain_record, format_explain
@@ -406,17 +422,39 @@ def explain_command(folder: str, as_json: bool) -> int:
         dumps = dumps_of(folder)
     except DumpError as err:
         return error(err)
+    from framescope.report.ranks import divergence_lines, divergence_records
+
     if as_json:
         if dumps[0][0]:
-            emit(json.dumps({"ranks": {name: explain_record(dump) for name, dump in dumps}}, indent=1))
+            emit(json.dumps({"divergences": divergence_records(dumps),
+                             "ranks": {name: explain_record(dump) for name, dump in dumps}}, indent=1))
         else:
             emit(json.dumps(explain_record(dumps[0][1]), indent=1))
     elif dumps[0][0]:
-        emit("\n\n".join("== %s ==\n%s" % (name, format_explain(dump)) for name, dump in dumps))
+        # The ranks' divergences first: where ranks compile differently, collectives stop matching.
+        emit("\n".join(divergence_lines(dumps)) + "\n\n"
+             + "\n\n".join("== %s ==\n%s" % (name, format_explain(dump)) for name, dump in dumps))
     else:
         emit(format_explain(dumps[0][1]))
     return OK
 
 
+def diff_command(first: str, second: str, as_json: bool) -> int:
+    """0 when the dumps are the same, 1 when they differ, 2 when either is no dump."""
+    import json
+
+    from framescope.report.diff import compare, diff_record, format_diff
+    from framescope.report.index import DumpError, load_dump
+
+    try:
+        a, b = load_dump(first), load_dump(second)
+    except DumpError as err:
+        return error(err)
+    changes = compare(a, b)
+    emit(json.dumps(diff_record(a, b, changes), indent=1) if as_json else format_diff(a, b, changes))
+    return PARTIAL if changes else OK
+
+
 if __name__ == "__main__":
     sys.exit(main())
+

@@ -216,7 +216,69 @@ def test_a_transformers_training_script(tmp_path):
     lengths = [f for f in findings if f["advice"] and "torch._dynamo.mark_dynamic(input_ids, 1)" in f["advice"]]
     assert len(lengths) == 1 and not lengths[0]["library"] and len(lengths[0]["frames"]) > 1
     warmup = [f for f in findings if any(c["subject"] in ("warmup.k", "self.k") for c in f["frames"])]
-    assert len(warmup) == 1 and warmup[0]["kind"] == "recompile_limit" and warmup[0] is findings[0]
+    # The fullgraph helper that cannot compile comes first, then the warm-up's recompile limit.
+    assert findings[0]["kind"] == "failed_compile" and findings[0]["title"].startswith("perplexity failed to compile")
+    assert len(warmup) == 1 and warmup[0]["kind"] == "recompile_limit" and warmup[0] is findings[1]
     assert "allow_unspec_int_on_nn_module" in warmup[0]["advice"]
     internal = [f for f in findings if any((c["subject"] or "").startswith("___") for c in f["frames"])]
     assert all(f["advice"] is None and f["note"].startswith("no suggestion: ") for f in internal)
+
+
+# A fullgraph function that cannot be one graph (its error reaches the program), and a loop
+# whose print Dynamo cannot handle inside it (it skips the whole function).
+FAILING = '''\
+import torch
+
+@torch.compile(fullgraph=True, backend="eager")
+def whole(x):
+    if x.sum() > 0:
+        return x + 1
+    return x - 1
+
+@torch.compile(backend="eager")
+def loop(x):
+    for i in range(3):
+        x = x + 1
+        print("step", i)
+    return x
+
+try:
+    whole(torch.ones(3))
+except Exception as exc:
+    print("whole:", type(exc).__name__)
+loop(torch.ones(2))
+'''
+
+
+def test_failed_compiles_are_reported_with_their_reason_and_line(tmp_path):
+    (tmp_path / "prog.py").write_text(FAILING)
+    done = framescope("run", "--out", "dump", "prog.py", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "whole: Unsupported" in done.stdout
+    lines = FAILING.splitlines()
+    branch, printing = lines.index("    if x.sum() > 0:") + 1, lines.index('        print("step", i)') + 1
+    index = json.loads((tmp_path / "dump" / "index.json").read_text())
+    failures = {f["function"]: f for f in index["failures"]}
+    assert set(failures) == {"whole", "loop"}
+    whole, loop = failures["whole"], failures["loop"]
+    assert whole["kind"] == "Unsupported" and whole["lineno"] == branch and whole["filename"] == str(tmp_path / "prog.py")
+    assert whole["reason"].startswith("Data-dependent branching") and whole["source_line"].strip() == "if x.sum() > 0:"
+    assert loop["lineno"] == printing and "print" in loop["reason"] and loop["gb_code"]
+    summary = done.stderr.splitlines()
+    assert "2 compiles failed" in summary[next(i for i, line in enumerate(summary) if line.startswith("framescope: "))]
+    section = summary[summary.index("failed compiles:") + 1:]
+    assert section[0].startswith("  whole (compile %s) at prog.py:%d: Unsupported: " % (whole["compile_id"], branch))
+    assert section[1] == "      if x.sum() > 0:"
+    record = json.loads(framescope("explain", "dump", "--json", cwd=tmp_path).stdout)
+    first = record["findings"][0]
+    assert first["kind"] == "failed_compile" and first["place"] == "prog.py:%d" % branch
+    assert first["title"].startswith("whole failed to compile (Unsupported): ")
+    # The skipped loop: one finding with the break Dynamo could not handle inside it.
+    (skipped,) = [f for f in record["findings"] if f["title"].startswith("loop runs without torch.compile")]
+    assert "[%s] Failed to trace builtin operator" % loop["gb_code"] in skipped["title"]
+    assert not any(f["kind"] == "failed_compile" and "loop" in f["title"] for f in record["findings"])
+    assert [f["function"] for f in record["failures"]] == [f["function"] for f in index["failures"]]
+    page = (tmp_path / "dump" / "report" / "index.html").read_text()
+    assert '<section id="failures"><h2>Failed compiles</h2>' in page
+    markdown = (tmp_path / "dump" / "index.md").read_text()
+    assert "## Failed compiles" in markdown and "- `whole` (compile %s) failed at" % whole["compile_id"] in markdown

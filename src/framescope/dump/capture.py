@@ -518,6 +518,7 @@ def stop(capture: Capture, session: DumpSession) -> None:
         # may have been added since.
         for state in list(session.states.values()):
             capture.write_full_code(state)
+        session.finished = True
         capture.save(final=True)
 
 

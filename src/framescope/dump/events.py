@@ -6,10 +6,12 @@ Everything here comes from torch's structured trace (see torch_internals.add_tra
   reason and the user code traceback. A recompile of the same frame hits the same break
   again; the dump lists each break once.
 * ``compilation_metrics``: one per frame compile, at its end, with the compile's id, code,
-  time, op count, the time torch took to check the new entry's guard once, and, for a
-  recompile, the guard failure that caused it.
+  time, op count, the time torch took to check the new entry's guard once, for a
+  recompile, the guard failure that caused it, and for a compile torch gave up on, its
+  kind of failure, reason and the user's line.
 
-The records go to the session: ``record_graph_break``, ``record_recompile`` and, per cache
+The records go to the session: ``record_graph_break``, ``record_recompile``,
+``record_failure`` and, per cache
 entry, ``update_entry(compile_id, compile_time_s=..., recompile_reason=..., op_count=...)``.
 Records carry torch's compile id; the session turns it into the frame and cache entry.
 """
@@ -204,9 +206,34 @@ class EventRecorder:
                     "hints": torch_text.recompile_hints(reason_text),
                 }
             )
+        if metrics.get("fail_type"):
+            self._failed(compile_id, code, metrics)
         if fields:
             self.session.update_entry(compile_id, **fields)
         self._link_resumes()
+
+    def _failed(self, compile_id: str, code: Tuple[Any, Any, Any], metrics: Dict[str, Any]) -> None:
+        """A compile torch gave up on: its kind, torch's whole reason and the user's line."""
+        reason_text = str(metrics.get("fail_reason") or "")
+        found = torch_text.parse_graph_break(reason_text)
+        filename, lineno = metrics.get("fail_user_frame_filename"), metrics.get("fail_user_frame_lineno")
+        if not isinstance(lineno, int):
+            filename, lineno = code[1], _def_line(code[1], code[2])
+        self.session.record_failure({
+            "frame": None,
+            "compile_id": compile_id,
+            "function": code[0] or "",
+            "function_filename": code[1],
+            "function_lineno": code[2],
+            "kind": str(metrics.get("fail_type")),
+            "reason": reason_text.strip(),
+            "gb_code": found["gb_code"],
+            "docs": found["docs"],
+            "hints": found["hints"],
+            "filename": filename,
+            "lineno": lineno,
+            "source_line": _source_line(filename, lineno),
+        })
 
     def _frame_code(self, compile_id: str) -> Optional[Tuple[Optional[str], Optional[str], Optional[int]]]:
         """The code of an earlier compile of the same frame ("5/0" for "5/4"), if one ended."""

@@ -11,7 +11,8 @@ import sys
 from typing import TYPE_CHECKING, Any, Dict, List
 
 from framescope.dump import records
-from framescope.dump.records import Entry, Frame, Graph, GraphBreak, Kernel, Limit, Piece, Precompiled, Recompile, record
+from framescope.dump.records import (Entry, Failure, Frame, Graph, GraphBreak, Kernel, Limit, Piece, Precompiled,
+                                     Recompile, record)
 
 if TYPE_CHECKING:
     from framescope.dump.session import DumpSession
@@ -32,6 +33,8 @@ def build(session: "DumpSession") -> Dict[str, Any]:
         warnings=list(session.warnings),
         calls_missed=session.calls_missed,
         precompiled=[_precompiled(session, item, left_out) for item in session.precompiled],
+        failures=[record(Failure, session.resolve(item), left_out) for item in session.failures],
+        finished=session.finished,
     )
     if left_out:
         session.warn("index.json leaves out what its format does not declare: %s"
@@ -128,6 +131,19 @@ def _short_number(value: float) -> str:
     return "%.0f" % value if value >= 10 else "%.1f" % value
 
 
+def _failure_lines(items: List[Dict[str, Any]]) -> List[str]:
+    """index.md's lines on the compiles torch.compile gave up on."""
+    if not items:
+        return []
+    lines = ["## Failed compiles", ""]
+    for item in items:
+        first = (item.get("reason") or "").strip().splitlines()[:1]
+        lines.append("- `%s` (compile %s) failed at %s:%s: %s%s: %s" % (
+            item.get("function"), item.get("compile_id"), item.get("filename"), item.get("lineno"), item.get("kind"),
+            " [%s]" % item["gb_code"] if item.get("gb_code") else "", first[0] if first else ""))
+    return lines + [""]
+
+
 def _precompiled_lines(items: List[Dict[str, Any]]) -> List[str]:
     """index.md's lines on the functions torch.compiler.precompile captured."""
     lines = []
@@ -190,12 +206,12 @@ def to_markdown(data: Dict[str, Any]) -> str:
             if caches:
                 lines.append("  - " + caches)
         lines.append("")
+    lines += _failure_lines(data.get("failures") or [])
     if data["graph_breaks"]:
         lines += ["## Graph breaks", ""]
         for item in data["graph_breaks"]:
-            lines.append(
-                "- `%s` at %s:%s: %s" % tuple(item.get(key) for key in ("frame", "filename", "lineno", "reason"))
-            )
+            who = "`%s`" % item["frame"] if item.get("frame") else "compile %s" % item.get("compile_id")
+            lines.append("- %s at %s:%s: %s" % (who, item.get("filename"), item.get("lineno"), item.get("reason")))
         lines.append("")
     if data["recompiles"]:
         lines += ["## Recompiles", ""]

@@ -222,6 +222,38 @@ class GraphBreak:
 
 
 @dataclass
+class Failure:
+    """A frame compile torch.compile gave up on: it made no cache entry. With
+    ``fullgraph=True`` the error reached the program; otherwise the function ran without
+    torch.compile (a skipped frame: see also the graph break there)."""
+
+    #: Id of the frame, where the dump has one for its code (another compile of it made an
+    #: entry); None otherwise.
+    frame: Optional[str] = None
+    #: torch's id of the compile that failed.
+    compile_id: Optional[str] = None
+    #: The function torch tried to compile: its name, file and ``def`` line.
+    function: str = ""
+    function_filename: Optional[str] = None
+    function_lineno: Optional[int] = None
+    #: torch's kind of failure, the exception's class name ("Unsupported",
+    #: "BackendCompilerFailed", ...).
+    kind: str = ""
+    #: torch's whole explanation.
+    reason: str = ""
+    #: torch's graph-break code of the failure ("GB0170"), its documentation page, its hints.
+    gb_code: Optional[str] = None
+    docs: Optional[str] = None
+    hints: List[str] = field(default_factory=list)
+    #: The user's file and line where it failed, and the line's text.
+    filename: Optional[str] = None
+    lineno: Optional[int] = None
+    source_line: Optional[str] = None
+    #: What the frame was called with (as :attr:`Entry.arguments`).
+    arguments: Dict[str, Dict[str, str]] = field(default_factory=dict)
+
+
+@dataclass
 class Limit:
     """torch's limit on a frame's cache entries, reached."""
 
@@ -298,6 +330,11 @@ class Dump:
     calls_missed: Optional[int] = None
     #: Functions torch.compiler.precompile captured while the dump was on.
     precompiled: List[Precompiled] = field(default_factory=list)
+    #: Frame compiles torch.compile gave up on.
+    failures: List[Failure] = field(default_factory=list)
+    #: Whether the dump had ended when this index was written: False while the program
+    #: runs (the index is rewritten after each compile), and for a program killed or hung.
+    finished: bool = False
 
     def fallbacks(self) -> List[str]:
         """``"qualname entry N: reason"`` for each cache entry that runs Dynamo's bytecode."""
@@ -373,6 +410,8 @@ def from_data(data: Any, path: str, index: str) -> Dump:
         calls_missed=reader.get(data, "calls_missed", int, None),
         precompiled=[reader.precompiled(item, "precompiled[%d]" % i)
                      for i, item in enumerate(reader.objects(data, "precompiled"))],
+        failures=[reader.failure(item, "failures[%d]" % i) for i, item in enumerate(reader.objects(data, "failures"))],
+        finished=reader.get(data, "finished", bool, False),
     )
 
 
@@ -546,6 +585,24 @@ class _Reader:
             if limit else None,
             arguments=self.arguments(obj, where),
             hints=self.strings(obj, "hints", where),
+        )
+
+    def failure(self, obj: Dict[str, Any], where: str) -> Failure:
+        return Failure(
+            frame=self.get(obj, "frame", str, None, where),
+            compile_id=self.get(obj, "compile_id", str, None, where),
+            function=self.get(obj, "function", str, "", where),
+            function_filename=self.get(obj, "function_filename", str, None, where),
+            function_lineno=self.get(obj, "function_lineno", int, None, where),
+            kind=self.get(obj, "kind", str, "", where),
+            reason=self.get(obj, "reason", str, "", where),
+            gb_code=self.get(obj, "gb_code", str, None, where),
+            docs=self.get(obj, "docs", str, None, where),
+            hints=self.strings(obj, "hints", where),
+            filename=self.get(obj, "filename", str, None, where),
+            lineno=self.get(obj, "lineno", int, None, where),
+            source_line=self.get(obj, "source_line", str, None, where),
+            arguments=self.arguments(obj, where),
         )
 
     def precompiled(self, obj: Dict[str, Any], where: str) -> Precompiled:

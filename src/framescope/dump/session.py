@@ -95,6 +95,10 @@ class DumpSession:
         self.recompiles: List[Dict[str, Any]] = []
         #: index.json ``warnings``.
         self.warnings: List[str] = []
+        #: index.json ``finished``: the dump has ended (its last index is written).
+        self.finished = False
+        #: index.json ``failures``: compiles torch.compile gave up on.
+        self.failures: List[Dict[str, Any]] = []
         #: index.json ``calls_missed``: calls that missed every cache entry of their frame.
         self.calls_missed: Optional[int] = None
         #: Decompiled transformed code kept between runs (source_cache), while the compile
@@ -321,6 +325,11 @@ class DumpSession:
         """Add a graph break to index.json ``graph_breaks``."""
         with self.lock:
             self.graph_breaks.append(dict(info))
+
+    def record_failure(self, info: Dict[str, Any]) -> None:
+        """Add a compile torch.compile gave up on to index.json ``failures``."""
+        with self.lock:
+            self.failures.append(dict(info))
 
     def record_recompile(self, info: Dict[str, Any]) -> None:
         """Add a recompile to index.json ``recompiles``."""

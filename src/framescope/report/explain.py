@@ -14,11 +14,11 @@ from __future__ import annotations
 from typing import Any, Dict, List
 
 from framescope.dump.index import cache_summary
-from framescope.dump.records import Dump
-from framescope.report.findings import BREAK, LIMIT, RECOMPILES, Covered, Finding, findings
-from framescope.report.summary import breaks_lines, recompiles_lines
+from framescope.dump.records import Dump, to_data
+from framescope.report.findings import BREAK, FAILED, LIMIT, RECOMPILES, Covered, Finding, findings
+from framescope.report.summary import breaks_lines, failures_lines, recompiles_lines
 
-__all__ = ["BREAK", "LIMIT", "RECOMPILES", "Covered", "Finding", "explain_record", "findings", "format_explain",
+__all__ = ["BREAK", "FAILED", "LIMIT", "RECOMPILES", "Covered", "Finding", "explain_record", "findings", "format_explain",
            "worth_fixing_lines"]
 
 
@@ -54,12 +54,12 @@ def format_explain(dump: Dump) -> str:
     found = findings(dump)
     out = ["framescope explain: %s" % dump.path]
     if not found:
-        out.append("nothing to fix: no recompiles, no graph breaks")
+        out.append("nothing to fix: no failed compiles, no recompiles, no graph breaks")
     else:
         out += ["", "worth fixing, most first:"]
         for number, finding in enumerate(found, 1):
             out += finding_lines(number, finding)
-    out += recompiles_lines(dump) + breaks_lines(dump) + caches_lines(dump)
+    out += failures_lines(dump) + recompiles_lines(dump) + breaks_lines(dump) + caches_lines(dump)
     return "\n".join(out)
 
 
@@ -80,6 +80,7 @@ def explain_record(dump: Dump) -> Dict[str, Any]:
     """``framescope explain --json``: the findings, ranked, as plain data, and what the
     compile caches did per graph."""
     return {"dump": dump.path, "findings": [finding.record() for finding in findings(dump)],
+            "failures": [to_data(failure) for failure in dump.failures],
             "caches": [{"graph": graph.name, "frame": graph.frame, "caches": dict(graph.caches),
                         "reasons": dict(graph.cache_reasons), "saved_s": dict(graph.cache_saved_s)}
                        for graph in dump.graphs if graph.caches]}

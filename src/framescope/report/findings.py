@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
-from framescope.dump.records import Dump, GraphBreak, Recompile
+from framescope.dump.records import Dump, Failure, GraphBreak, Recompile
 from framescope.report.readable import (
     guard_summary, is_dynamo_name, library_package, module_attribute_advice, recompile_advice, skipped_frame,
     where,
@@ -28,9 +28,10 @@ from framescope.report.readable import (
 from framescope.report.summary import argument_changes, break_frame_name, break_groups, compile_time, user_line
 from framescope.torch_text import break_summary, failed_guards, is_shape_guard, resumed_name
 
-# Ranks of the kinds of findings: a frame that stopped compiling comes before all others.
-LIMIT, RECOMPILES, BREAK = 0, 1, 2
-KIND_NAMES = ("recompile_limit", "recompiles", "graph_break")
+# Ranks of the kinds of findings: a compile that failed, then a frame that stopped compiling,
+# come before all others.
+FAILED, LIMIT, RECOMPILES, BREAK = 0, 1, 2, 3
+KIND_NAMES = ("failed_compile", "recompile_limit", "recompiles", "graph_break")
 
 
 class Covered(NamedTuple):
@@ -105,6 +106,7 @@ def findings(dump: Dump) -> List[Finding]:
     stopped compiling first), then the costliest first."""
     found = [recompile_finding(dump, group) for group in recompile_groups(dump)]
     found += [break_finding(dump, group) for group in break_groups(dump.graph_breaks)]
+    found += [failure_finding(dump, group) for group in failure_groups(dump)]
     # A recompile on a name Dynamo made (a note says so) has no advice: after the rest.
     return sorted(found, key=lambda f: (f.library, f.note is not None, f.kind, -(f.cost_s or 0.0)))
 
@@ -318,11 +320,15 @@ def break_finding(dump: Dump, members: List[GraphBreak]) -> Finding:
     place, line = where(brk.filename, brk.lineno), user_line(brk.filename, brk.lineno, brk.source_line)
     hints = list(dict.fromkeys(hint for member in members for hint in member.hints))
     if all(dump.frame(member.resume) is None and skipped_frame(member) for member in members):
-        # Dynamo gave up on the whole frame: it runs uncompiled, every call.
-        names = [c.name for c in covered] or [resumed_name(brk.resume) or "a function"]
+        # Dynamo gave up on the whole frame: it runs uncompiled, every call. The failure of
+        # its compile holds the inner reason, the break Dynamo could not handle.
+        inner = next((f for f in dump.failures if f.compile_id in {m.compile_id for m in members}), None)
+        names = [c.name for c in covered] or [inner.function if inner else resumed_name(brk.resume) or "a function"]
+        hints = hints or (inner.hints if inner else [])
         return Finding(
-            LIMIT, None, "%s %s without torch.compile: Dynamo skipped the whole function at a graph break%s"
-            % (names_text(names), "runs" if len(names) == 1 else "run", " [%s]" % brk.gb_code if brk.gb_code else ""),
+            LIMIT, None, "%s %s without torch.compile: Dynamo skipped the whole function at a graph break%s%s"
+            % (names_text(names), "runs" if len(names) == 1 else "run", " [%s]" % brk.gb_code if brk.gb_code else "",
+               inner_text(inner, brk.gb_code)),
             place, line, hints[0] if hints else None, tuple(covered), len(members), package)
     # The cost: the resume functions the break started (a frame that names itself as its
     # resume function started none).
@@ -347,3 +353,41 @@ def break_frames(dump: Dump, members: List[GraphBreak]) -> List[Covered]:
         by_frame.setdefault(member.frame, []).append(member)
     return [Covered(frame_id, break_frame_name(dump, found[0]) or frame_id or "<unknown frame>", len(found))
             for frame_id, found in by_frame.items()]
+
+
+# --------------------------------------------------------------------------- failed compiles
+
+def inner_text(failure: Optional[Failure], shown: Optional[str] = None) -> str:
+    """``: [GB0059] Failed to trace builtin operator: ...``: the reason a compile failed (its
+    code left out where it is ``shown`` already)."""
+    if failure is None:
+        return ""
+    code = "[%s] " % failure.gb_code if failure.gb_code and failure.gb_code != shown else ""
+    return ": %s%s" % (code, break_summary(failure.reason))
+
+
+def failure_groups(dump: Dump) -> List[List[Failure]]:
+    """The failed compiles by function, place and kind; those of frames Dynamo skipped at a
+    graph break are told with that break."""
+    skipped = {brk.compile_id for brk in dump.graph_breaks if skipped_frame(brk)}
+    groups: Dict[Tuple, List[Failure]] = {}
+    for failure in dump.failures:
+        if failure.compile_id in skipped:
+            continue
+        key = (failure.function, failure.filename, failure.lineno, failure.kind, failure.gb_code or failure.reason)
+        groups.setdefault(key, []).append(failure)
+    return list(groups.values())
+
+
+def failure_finding(dump: Dump, members: List[Failure]) -> Finding:
+    """One finding for the compiles of one function that failed the same way at one place."""
+    failure = members[0]
+    frame = dump.frame(failure.frame)
+    package = library_package(failure.filename, frame.qualname if frame else failure.function)
+    name = frame.qualname if frame else failure.function
+    return Finding(
+        FAILED, None, "%s failed to compile (%s%s)%s" % (
+            name, failure.kind, ", %d times" % len(members) if len(members) > 1 else "", inner_text(failure)),
+        where(failure.filename, failure.lineno), user_line(failure.filename, failure.lineno, failure.source_line),
+        failure.hints[0] if failure.hints else None, (Covered(failure.frame, name, len(members)),), len(members),
+        package)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 import pkgutil
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 from urllib.parse import quote
 
 from framescope.report.highlight import style_css
@@ -58,14 +58,20 @@ def write_report(dump: Dump, out: str) -> str:
     return os.path.join(site.out, INDEX)
 
 
-def write_ranks_index(out: str, ranks: List[Tuple[str, str]]) -> str:
-    """An index page for a distributed run: a link to each rank's report, in ``out/<rank>/``.
+def write_ranks_index(out: str, ranks: List[Tuple[str, str]], divergences: Sequence[Any] = ()) -> str:
+    """An index page for a distributed run: where the ranks compiled differently
+    (report.ranks.Divergence), then a link to each rank's report, in ``out/<rank>/``.
 
     ``ranks`` holds (rank folder name, dump folder) pairs.
     """
     items = "".join('<li><a href="%s/%s">%s</a> <code>%s</code></li>' % (
         esc(quote(rank)), INDEX, esc(rank), esc(path)) for rank, path in ranks)
-    body = "<h1>framescope report</h1><p>One dump per rank:</p><ul>%s</ul>" % items
+    found = "".join("<li>%s%s</li>" % (esc(d.text()), '<details><summary>diff</summary><pre class="reason">%s</pre>'
+                                       '</details>' % esc("\n".join(d.change.diff)) if d.change.diff else "")
+                    for d in divergences)
+    diverge = ('<section id="divergences"><h2>Where the ranks diverge</h2><ol>%s</ol></section>' % found if found
+               else "<p>The ranks compiled alike.</p>")
+    body = "<h1>framescope report</h1>%s<h2>Ranks</h2><p>One dump per rank:</p><ul>%s</ul>" % (diverge, items)
     path = os.path.join(out, INDEX)
     with open(path, "w", encoding="utf-8") as handle:
         handle.write(page("framescope report", "", body))
@@ -97,7 +103,8 @@ def index_page(site: Site) -> str:
     ])
     totals = counts(dump) + "."
     body = ["<h1>framescope report</h1>", meta, '<p class="totals">%s</p>' % esc(totals),
-            findings_section(site), frames_section(site), phases_section(site), recompiles_section(site),
+            findings_section(site), failures_section(site), frames_section(site), phases_section(site),
+            recompiles_section(site),
             breaks_section(site, breaks), graphs_section(site)]
     if dump.warnings:
         body.append('<section id="warnings"><h2>Warnings</h2><ul>%s</ul></section>' % "".join(
@@ -206,6 +213,22 @@ def break_continuation(site: Site, brk: GraphBreak) -> str:
     if site.dump.frame(brk.resume) is None and skipped_frame(brk):
         return "<br>Dynamo skipped the whole function: every call runs without torch.compile"
     return "<br>continues in %s" % site.frame_link(brk.resume) if brk.resume else ""
+
+
+def failures_section(site: Site) -> str:
+    """The compiles torch.compile gave up on (none: no section)."""
+    items = []
+    for failure in site.dump.failures:
+        text = user_line(failure.filename, failure.lineno, failure.source_line)
+        items.append('<li><code>%s</code> (compile %s) at %s: %s: %s%s%s<details><summary>torch\'s explanation'
+                     '</summary><pre class="reason">%s</pre></details></li>' % (
+                         esc(failure.function), esc(failure.compile_id or "?"),
+                         site.source_link(failure.filename, failure.lineno, failure.frame), esc(failure.kind),
+                         break_code(failure), esc(break_summary(failure.reason)),
+                         ' <br><code class="user-line">%s</code>' % esc(text) if text else "", esc(failure.reason)))
+    if not items:
+        return ""
+    return '<section id="failures"><h2>Failed compiles</h2><ol>%s</ol></section>' % "".join(items)
 
 
 def breaks_section(site: Site, breaks) -> str:

@@ -7,9 +7,11 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import io
+import json
 import os
 import runpy
 import sys
+import time
 import traceback
 import types
 from types import FrameType, TracebackType
@@ -116,8 +118,63 @@ def run_program(program: List[str], module: bool, out: str, report: bool = True,
             except Exception as err:  # the program's own outcome still counts
                 stderr.write("framescope: error: finishing the dump failed: %s\n" % " ".join(str(err).split()))
                 status = status or 1
-    print_summary(str(session.directory), report, stderr)
+    rank = _rank_of(session.directory)
+    if rank is None:
+        print_summary(str(session.directory), report, stderr)
+    elif rank == 0:
+        # Under torchrun every rank runs framescope: rank 0 alone speaks, once the others
+        # are done (or have stopped writing), and says where the ranks compiled differently.
+        print_ranks_summary(str(session.root), report, stderr)
     return status
+
+
+def _rank_of(folder: "os.PathLike[str]") -> Optional[int]:
+    name = os.path.basename(os.fspath(folder))
+    digits = name[len("rank_"):]
+    return int(digits) if name.startswith("rank_") and digits.isdigit() else None
+
+
+def wait_for_ranks(root: str, world: int, timeout: float) -> List[str]:
+    """Wait until each rank's dump in ``root`` has ended, ``timeout`` seconds at most; return
+    the ranks that had not."""
+    deadline = time.monotonic() + timeout
+    while True:
+        waiting = []
+        for rank in range(world):
+            try:
+                with open(os.path.join(root, "rank_%d" % rank, "index.json"), encoding="utf-8") as handle:
+                    if json.load(handle).get("finished") is True:
+                        continue
+            except (OSError, ValueError):
+                pass
+            waiting.append("rank_%d" % rank)
+        if not waiting or time.monotonic() >= deadline:
+            return waiting
+        time.sleep(0.2)
+
+
+def print_ranks_summary(root: str, report: bool, stream: TextIO) -> None:
+    """Rank 0's summary, then how the ranks' compiles differ (framescope.report.ranks)."""
+    from framescope.report.index import dumps_of
+    from framescope.report.ranks import divergence_lines
+
+    try:
+        world = int(os.environ.get("WORLD_SIZE", "1"))
+    except ValueError:
+        world = 1
+    waiting = wait_for_ranks(root, world, float(os.environ.get("FRAMESCOPE_RANKS_WAIT", "120")))
+    print_summary(os.path.join(root, "rank_0"), report, stream)
+    try:
+        dumps = dumps_of(root)
+    except DumpError as err:
+        stream.write("framescope: no comparison of the ranks: %s\n" % err)
+        return
+    lines = [""] + divergence_lines(dumps)
+    if waiting:
+        lines.append("(still running or stopped when compared: %s)" % ", ".join(waiting))
+    lines.append("every rank: framescope explain %s" % root)
+    stream.write("\n".join(lines) + "\n")
+    stream.flush()
 
 
 def debugging(on: bool) -> ContextManager[object]:

@@ -150,7 +150,7 @@ def format_summary(dump: Dump, report: Optional[str] = None) -> str:
     from framescope.report.explain import worth_fixing_lines
 
     out = [totals_line(dump)]
-    out += frames_lines(dump) + recompiles_lines(dump) + breaks_lines(dump) + graphs_lines(dump)
+    out += frames_lines(dump) + failures_lines(dump) + recompiles_lines(dump) + breaks_lines(dump) + graphs_lines(dump)
     if dump.warnings:
         out += ["", "warnings:"] + ["  - " + " ".join(w.split()) for w in dump.warnings]
     out += worth_fixing_lines(dump)
@@ -197,6 +197,8 @@ def extra_totals(dump: Dump) -> List[str]:
             plural(len(cached), "graph"), " (%.2f s of compiling saved)" % saved if saved else ""))
     if dump.calls_missed:
         parts.append("%s missed every cache entry" % plural(dump.calls_missed, "call"))
+    if dump.failures:
+        parts.append("%s failed" % plural(len(dump.failures), "compile"))
     if dump.precompiled:
         parts.append("%s captured by torch.compiler.precompile (%s)" % (
             plural(len(dump.precompiled), "function"), ", ".join(item.file or item.function for item in dump.precompiled)))
@@ -250,6 +252,23 @@ def recompiles_lines(dump: Dump) -> List[str]:
     return out
 
 
+def failures_lines(dump: Dump) -> List[str]:
+    """The compiles torch.compile gave up on: the function, torch's kind of failure and whole
+    first line of its reason, the user's line; the inner reason of a frame Dynamo skipped."""
+    if not dump.failures:
+        return []
+    out = ["", "failed compiles:"]
+    for failure in dump.failures:
+        out.append("  %s (compile %s) at %s: %s: %s%s" % (
+            failure.function, failure.compile_id, where(failure.filename, failure.lineno), failure.kind,
+            "[%s] " % failure.gb_code if failure.gb_code else "", break_summary(failure.reason)))
+        text = user_line(failure.filename, failure.lineno, failure.source_line)
+        if text:
+            out.append("      " + text)
+        out += ["      hint: " + hint for hint in failure.hints[:1]]
+    return out
+
+
 def breaks_lines(dump: Dump) -> List[str]:
     """The graph breaks, one per place and kind, with the frames that met each and torch's
     hints once."""
@@ -281,6 +300,11 @@ def break_lines(dump: Dump, members: List[GraphBreak]) -> List[str]:
     text = user_line(brk.filename, brk.lineno, brk.source_line)
     if text:
         out.append("      " + text)
+    inner = next((f for f in dump.failures if f.compile_id in {m.compile_id for m in members}), None)
+    if inner is not None and skipped_frame(brk):
+        # torch's text of a break it could not handle ends before the break it met inside.
+        out.append("      the break inside: %s%s" % ("[%s] " % inner.gb_code if inner.gb_code else "",
+                                                     break_summary(inner.reason)))
     for name, found in named:
         after = break_continuation(dump, found[0], name)
         if len(named) == 1:
