@@ -56,7 +56,7 @@ class Capture:
     def on_bytecode(self, code: types.CodeType, new_code: types.CodeType) -> Optional[types.CodeType]:
         hide_debugger(self.session)
         try:
-            with self.session.lock:
+            with self.session.lock, transformed.collector_paused():
                 self.read_guards()
                 return self.add_entry(code, new_code)
         except Exception as exc:
@@ -357,8 +357,9 @@ class Capture:
     def save(self, final: bool = False) -> None:
         """Write the index; a failure is a warning."""
         try:
-            self.count_calls()
-            self.session.save(final)
+            with transformed.collector_paused():
+                self.count_calls()
+                self.session.save(final)
         except NotWritten as exc:
             self.session.warn(str(exc))
         except Exception as exc:

@@ -34,7 +34,9 @@ def write(session: "DumpSession", state: "FrameState") -> None:
     shown = _shown(session, state)
     if shown == state.full_code_shown:
         return
-    session.write(state.record["full_code"], render(session, state))
+    with transformed.collector_paused():
+        text = render(session, state)
+    session.write(state.record["full_code"], text)
     state.full_code_shown = shown
 
 

@@ -53,6 +53,7 @@ from framescope.dump.graph_files import (
     placeholder_inputs, swap_code,
 )
 from framescope.dump.naming import shape_text
+from framescope.dump.transformed import collector_paused
 from framescope.dump.graph_state import CACHE_ARTIFACTS, GraphState
 from framescope.dump.output_code import OutputModules
 
@@ -347,6 +348,10 @@ class GraphDumper:
     # ------------------------------------------------------------------ structured trace
 
     def _trace(self, record: Any) -> None:
+        with collector_paused():
+            self._traced(record)
+
+    def _traced(self, record: Any) -> None:
         if not self.active:
             return
         key = record.name if record.kind == "artifact" else record.kind

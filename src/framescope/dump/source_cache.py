@@ -11,7 +11,8 @@ The key is a digest of everything the text depends on: the code object field by 
 id()) replaced by the dump's names for them; the names the decompiler was given for graph
 inputs and module globals; the interpreter; and framescope's decompiler, by the size and
 time of each of its files. Texts that bind constants through the module's globals (objects
-no literal spells) are not kept: they are only valid in the process that made them.
+no literal spells) are kept with where each constant is in the code, and bound again from the
+code of the run that takes them.
 
 The texts live in ``framescope/sources`` inside torch's cache folder (``TORCHINDUCTOR_CACHE_DIR``,
 or torch's default), one file per key. A dump with ``caches=False`` neither reads nor
@@ -20,15 +21,20 @@ writes them. A folder that cannot be read or written is no cache: nothing is kep
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import sys
 import types
 from pathlib import Path
-from typing import Any, Iterable, List, Mapping, Optional
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 _FIELDS = ("co_argcount", "co_posonlyargcount", "co_kwonlyargcount", "co_nlocals", "co_flags", "co_name",
            "co_qualname", "co_filename", "co_firstlineno", "co_varnames", "co_freevars", "co_cellvars",
            "co_exceptiontable", "co_linetable", "co_lnotab", "co_stacksize")
+
+
+# The first line of a kept text that reads constants from globals: where each is in the code.
+_CONSTANTS = "# framescope constants: "
 
 
 class SourceCache:
@@ -47,16 +53,28 @@ class SourceCache:
         digest.update(repr(sorted(repr(item) for item in given)).encode())
         return digest.hexdigest()
 
-    def get(self, key: str) -> Optional[str]:
-        """The text kept under ``key``, or None."""
+    def get(self, key: str) -> Optional[Tuple[str, Dict[str, List[int]]]]:
+        """The text kept under ``key`` and the places of its constants (see put), or None."""
         try:
-            return self._path(key).read_text(encoding="utf-8")
+            content = self._path(key).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             return None
+        first, _, rest = content.partition("\n")
+        if not first.startswith(_CONSTANTS):
+            return content, {}
+        try:
+            places = json.loads(first[len(_CONSTANTS):])
+        except ValueError:
+            return None
+        return rest, places if isinstance(places, dict) else {}
 
-    def put(self, key: str, text: str) -> None:
+    def put(self, key: str, text: str, places: Optional[Mapping[str, Sequence[int]]] = None) -> None:
         """Keep ``text`` under ``key`` (written beside and renamed into place; a folder that
-        refuses it keeps nothing)."""
+        refuses it keeps nothing). ``places``: for each global the text reads a constant of
+        the code from (an object no literal spells), where that constant is in the code:
+        indices into ``co_consts``, through nested code objects."""
+        if places:
+            text = _CONSTANTS + json.dumps({name: list(place) for name, place in places.items()}) + "\n" + text
         path = self._path(key)
         temporary = path.with_name("%s.%d.tmp" % (path.name, os.getpid()))
         try:
@@ -114,3 +132,40 @@ def _decompiler_stamp() -> str:
             parts.append("%s:%d:%d" % (path.relative_to(root), status.st_size, status.st_mtime_ns))
         _stamp = hashlib.sha256("\n".join(parts).encode()).hexdigest()
     return _stamp
+
+
+def constant_places(code: types.CodeType, constants: Mapping[str, object]) -> Optional[Dict[str, List[int]]]:
+    """Where each constant is in ``code`` (see SourceCache.put), or None if one is not there."""
+    places = {}
+    for name, value in constants.items():
+        place = _find(code, value, ())
+        if place is None:
+            return None
+        places[name] = place
+    return places
+
+
+def constants_at(code: types.CodeType, places: Mapping[str, Sequence[int]]) -> Optional[Dict[str, object]]:
+    """The constants of ``code`` at ``places``, by their global's name; None if a place is
+    not in the code."""
+    found = {}
+    for name, place in places.items():
+        holder: Any = code
+        try:
+            for index in place[:-1]:
+                holder = holder.co_consts[index]
+            found[name] = holder.co_consts[place[-1]]
+        except (AttributeError, IndexError, TypeError):
+            return None
+    return found
+
+
+def _find(code: types.CodeType, value: object, prefix: Tuple[int, ...]) -> Optional[List[int]]:
+    for index, const in enumerate(code.co_consts):
+        if const is value:
+            return list(prefix + (index,))
+        if isinstance(const, types.CodeType):
+            found = _find(const, value, prefix + (index,))
+            if found is not None:
+                return found
+    return None

@@ -18,7 +18,7 @@ from typing import Callable, Dict, FrozenSet, Iterator, List, Mapping, Optional,
 
 from framescope import torch_text
 from framescope.dump import naming, validate
-from framescope.dump.source_cache import SourceCache
+from framescope.dump.source_cache import SourceCache, constant_places, constants_at
 
 # Future-import flags a code object may carry; the recompiled file must enable the same.
 # (nested_scopes shares its bit with CO_NESTED and changes nothing.)
@@ -47,11 +47,12 @@ class Result:
 
 
 @contextlib.contextmanager
-def _collector_paused():  # type: ignore[no-untyped-def]
-    """Python's cyclic garbage collector off while one entry is made (if it was on). Its full
-    collections walk the whole heap, a large model's included, and the decompiler's trees set
-    them off ever more often the longer the code: a fifth of the time at 48 layers. The cycles
-    made meanwhile are collected once it is back on."""
+def collector_paused():  # type: ignore[no-untyped-def]
+    """Python's cyclic garbage collector off while a file of the dump is made (if it was on).
+    Its full collections walk the whole heap, a large model's included, and the trees the
+    decompiler and the guard writer build set them off ever more often the longer the code: a
+    fifth of the time at 48 layers, and one full collection of a transformers model's heap
+    takes a quarter of a second. The cycles made meanwhile are collected once it is back on."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
@@ -61,7 +62,7 @@ def _collector_paused():  # type: ignore[no-untyped-def]
             gc.enable()
 
 
-@_collector_paused()
+@collector_paused()
 def make(
     original: types.CodeType,
     dynamo: types.CodeType,
@@ -119,12 +120,13 @@ def make(
             return graph_inputs.get(name) or _parameters(module_globals, name)
 
         key = None if sources is None else sources.key(named, renames, _told(dynamo, parameters, renames, modules))
-        kept = None if key is None else sources.get(key)
+        kept = None if key is None else _kept(sources.get(key), dynamo, module_globals, constants)
         if kept is not None:
             try:
                 text, code, source = _checked(original, dynamo, kept, filename, header, aliases, constants)
             except Exception:  # a kept text that no longer passes: decompile afresh
                 kept = None
+                constants.clear()
         if kept is None:
             fresh = decompile_transformed(named, indent=4, constant_name=constant_name, parameters=parameters,
                                           scratch=scratch,
@@ -132,8 +134,9 @@ def make(
                                           modules=modules)
             fresh = torch_text.rename_globals(fresh, renames)
             text, code, source = _checked(original, dynamo, fresh, filename, header, aliases, constants)
-            if key is not None and not constants:
-                sources.put(key, fresh)
+            places = constant_places(dynamo, constants)
+            if key is not None and places is not None:
+                sources.put(key, fresh, places)
         if module_globals is not None:
             module_globals.update(constants)
     except Exception as exc:  # the decompiler's own errors and anything else it raises
@@ -157,6 +160,23 @@ def resume_code(value: object) -> Optional[types.CodeType]:
         if isinstance(content, types.CodeType) and torch_text.resume_line(content.co_name) is not None:
             return content
     return None
+
+
+def _kept(found: Optional[Tuple[str, Dict[str, List[int]]]], dynamo: types.CodeType,
+          module_globals: Optional[Dict[str, object]], constants: Dict[str, object]) -> Optional[str]:
+    """A kept text whose constants are in this code and whose globals for them are free (or
+    hold them already), with those constants put in ``constants``; else None."""
+    if found is None:
+        return None
+    text, places = found
+    bound = constants_at(dynamo, places)
+    if bound is None or (bound and module_globals is None):
+        return None
+    for name, value in bound.items():
+        if name in (module_globals or {}) and module_globals[name] is not value:
+            return None
+    constants.update(bound)
+    return text
 
 
 def _checked(original: types.CodeType, dynamo: types.CodeType, source: str, filename: str, header: Sequence[str],
