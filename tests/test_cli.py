@@ -309,9 +309,13 @@ def test_explain_on_the_folder_of_a_distributed_run(tmp_path):
     assert text.returncode == 0, text.stderr
     assert [line for line in text.stdout.splitlines() if line.startswith("== ")] == [
         "== rank_0 ==", "== rank_1 ==", "== rank_10 =="]
+    # The ranks are compared first: copies of one dump compiled alike.
+    assert text.stdout.splitlines()[0] == ("ranks rank_0, rank_1, rank_10 compiled alike: the same frames, entries, "
+                                           "guards, graphs, breaks, recompiles and caches")
     single = json.loads(run("explain", "--json", os.path.join("job", "rank_1"), cwd=str(tmp_path)).stdout)
     ranks = json.loads(run("explain", "--json", "job", cwd=str(tmp_path)).stdout)
-    assert list(ranks) == ["ranks"] and list(ranks["ranks"]) == ["rank_0", "rank_1", "rank_10"]
+    assert list(ranks) == ["divergences", "ranks"] and list(ranks["ranks"]) == ["rank_0", "rank_1", "rank_10"]
+    assert ranks["divergences"] == []
     assert isinstance(single, dict) and ranks["ranks"]["rank_1"].keys() == single.keys()
 
 

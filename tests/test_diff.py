@@ -10,6 +10,8 @@ import pytest
 
 from tests.support.environment import program_environment
 
+pytestmark = pytest.mark.needs_subprocess
+
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "dump_sample"
 
 

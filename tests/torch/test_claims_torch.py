@@ -630,11 +630,8 @@ def test_full_code_dispatch_picks_the_entry_torch_runs(tmp_path):
     ], choices
     index = json.loads((tmp_path / "dump" / "index.json").read_text())
     calls = {frame["id"]: [entry["calls"] for entry in frame["entries"]] for frame in index["frames"]}
-    if sys.version_info >= (3, 12):
-        # The call that compiled each entry, and the probes inside the dump.
-        assert calls["f"] == [1 + 2, 1 + 2, 1 + 1] and calls["g"] == [1, 1 + 3], calls
-    else:
-        assert calls["f"] == [None] * 3 and calls["g"] == [None] * 2
+    # The call that compiled each entry, and the probes inside the dump.
+    assert calls["f"] == [1 + 2, 1 + 2, 1 + 1] and calls["g"] == [1, 1 + 3], calls
 
 
 # --------------------------------------------------------------------------- a full disk

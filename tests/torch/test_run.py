@@ -248,8 +248,9 @@ def test_the_explain_example_names_what_to_fix_first(tmp_path):
     top = lines[lines.index("worth fixing first:") + 1:]
     firsts = [line for line in top if line[:5] in ("  1. ", "  2. ", "  3. ")]
     assert firsts[0].startswith("  1. scale reached torch.compile's recompile_limit (4): calls that no cache entry")
+    # With the break Dynamo met inside the loop, which torch's text of the outer break leaves out.
     assert re.match(r"  2\. loop runs without torch.compile: Dynamo skipped the whole function at a graph break"
-                    r"( \[GB\d{4}\])?$", firsts[1]), firsts[1]
+                    r"( \[GB\d{4}\])?: ", firsts[1]) and ".item()" in firsts[1], firsts[1]
     # The recompiles that led to the limit are part of its finding, not one of their own.
     assert top[top.index(firsts[0]) + 2] == "     in scale: 3 recompiles on n, then the recompile limit"
     assert firsts[2].startswith("  3. grow recompiled once on x ")

@@ -206,7 +206,7 @@ class EventRecorder:
                     "hints": torch_text.recompile_hints(reason_text),
                 }
             )
-        if metrics.get("fail_type"):
+        if metrics.get("fail_type") and not limit:  # a compile refused at the limit is told as that
             self._failed(compile_id, code, metrics)
         if fields:
             self.session.update_entry(compile_id, **fields)

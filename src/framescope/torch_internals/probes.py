@@ -54,6 +54,9 @@ class Internal(NamedTuple):
     attrs: Tuple[str, ...] = ()
     #: Parameter names its signature must have (for functions and classes).
     params: Tuple[str, ...] = ()
+    #: The first torch release (major, minor) that has it; the features that need a newer
+    #: one than installed are left out, not refused.
+    since: Tuple[int, int] = (2, 10)
 
     @property
     def name(self) -> str:
@@ -82,8 +85,8 @@ INTERNALS = (
     # torch.compiler.precompile (a prototype of torch 2.15): its make_fx capture holds the
     # artefact it writes as _rendered (python_code, cache) and what it traced as _module
     # (a PrecompiledModule: _fn, _backend) once called.
-    Internal("torch._precompile:_MakeFxCapture", (PRECOMPILE,), attrs=("__call__", "_write")),
-    Internal("torch._precompile:PrecompiledModule", (PRECOMPILE,), attrs=("to_python_code",)),
+    Internal("torch._precompile:_MakeFxCapture", (PRECOMPILE,), attrs=("__call__", "_write"), since=(2, 15)),
+    Internal("torch._precompile:PrecompiledModule", (PRECOMPILE,), attrs=("to_python_code",), since=(2, 15)),
     # Called after each guard check of a frame with entries, with whether one passed.
     Internal(_EVAL_FRAME + "set_guard_complete_hook", (GUARD_HOOK,)),
     # An epilogue guard that always passes counts the calls an entry serves (count_passes).
