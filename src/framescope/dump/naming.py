@@ -181,6 +181,17 @@ def parse_file_name(name: str) -> Optional[Tuple[str, str, str]]:
     return None
 
 
+def rank_folder(rank: int) -> str:
+    """The folder of one rank's dump inside the folder of a distributed run: ``rank_<r>``."""
+    return "rank_%d" % rank
+
+
+def folder_rank(name: str) -> Optional[int]:
+    """The rank whose dump a folder of this name holds (``rank_3`` -> 3), or None."""
+    digits = name[len("rank_"):]
+    return int(digits) if name.startswith("rank_") and digits.isdigit() else None
+
+
 def guard_function(index: int, frame_id: str) -> str:
     """Name of the guard function of cache entry ``index`` in the frame's full-code file."""
     return "__guard_%d_for_%s" % (index, frame_id)

@@ -160,8 +160,8 @@ class DumpSession:
     def _open_folder(self) -> DumpFolder:
         rank = _distributed_rank()
         path = self.root
-        if rank is not None and self.root.name != "rank_%d" % rank:  # not named per rank already
-            path = self.root / ("rank_%d" % rank)
+        if rank is not None and self.root.name != naming.rank_folder(rank):  # not named per rank already
+            path = self.root / naming.rank_folder(rank)
         folder = DumpFolder(path)
         folder.open()
         if folder.stopped is not None:

@@ -25,8 +25,9 @@ from framescope.report.readable import (
     guard_summary, is_dynamo_name, library_package, module_attribute_advice, recompile_advice, skipped_frame,
     where,
 )
-from framescope.report.summary import argument_changes, break_frame_name, break_groups, compile_time, user_line
-from framescope.torch_text import break_summary, failed_guards, is_shape_guard, resumed_name
+from framescope.report.summary import (argument_changes, break_frame_name, break_groups, coded_reason, compile_time,
+                                      failure_inside, user_line)
+from framescope.torch_text import failed_guards, is_shape_guard, resumed_name
 
 # Ranks of the kinds of findings: a compile that failed, then a frame that stopped compiling,
 # come before all others.
@@ -322,7 +323,7 @@ def break_finding(dump: Dump, members: List[GraphBreak]) -> Finding:
     if all(dump.frame(member.resume) is None and skipped_frame(member) for member in members):
         # Dynamo gave up on the whole frame: it runs uncompiled, every call. The failure of
         # its compile holds the inner reason, the break Dynamo could not handle.
-        inner = next((f for f in dump.failures if f.compile_id in {m.compile_id for m in members}), None)
+        inner = failure_inside(dump, members)
         names = [c.name for c in covered] or [inner.function if inner else resumed_name(brk.resume) or "a function"]
         hints = hints or (inner.hints if inner else [])
         return Finding(
@@ -336,8 +337,7 @@ def break_finding(dump: Dump, members: List[GraphBreak]) -> Finding:
     times = [t for t in (compile_time(f) for f in map(dump.frame, resumes) if f is not None) if t is not None]
     return Finding(
         BREAK, sum(times) if times else None,
-        "graph break%s: %s%s" % (break_count(len(covered), len(members)), "[%s] " % brk.gb_code if brk.gb_code else "",
-                                 break_summary(brk.reason)),
+        "graph break%s: %s" % (break_count(len(covered), len(members)), coded_reason(brk.gb_code, brk.reason)),
         place, line, hints[0] if hints else None, tuple(covered), len(members), package)
 
 
@@ -360,10 +360,7 @@ def break_frames(dump: Dump, members: List[GraphBreak]) -> List[Covered]:
 def inner_text(failure: Optional[Failure], shown: Optional[str] = None) -> str:
     """``: [GB0059] Failed to trace builtin operator: ...``: the reason a compile failed (its
     code left out where it is ``shown`` already)."""
-    if failure is None:
-        return ""
-    code = "[%s] " % failure.gb_code if failure.gb_code and failure.gb_code != shown else ""
-    return ": %s%s" % (code, break_summary(failure.reason))
+    return "" if failure is None else ": " + coded_reason(failure.gb_code, failure.reason, shown)
 
 
 def failure_groups(dump: Dump) -> List[List[Failure]]:

@@ -11,6 +11,7 @@ import json
 import os
 from typing import List, Optional, Tuple
 
+from framescope.dump.naming import folder_rank
 from framescope.dump.records import Dump, DumpError, from_data
 from framescope.report import recover
 
@@ -38,8 +39,8 @@ def dumps_of(folder: str) -> List[Tuple[str, Dump]]:
 
 
 def rank_order(name: str) -> tuple:
-    number = name[len("rank_"):]
-    return (0, int(number), "") if number.isdigit() else (1, 0, name)
+    rank = folder_rank(name)
+    return (0, rank, "") if rank is not None else (1, 0, name)
 
 
 def dumps_under(folder: str, limit: Optional[int] = None) -> List[Dump]:

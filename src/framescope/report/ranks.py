@@ -45,10 +45,13 @@ class Divergence:
         return "%s %s differs on %s from %s%s" % (_noun(change.kind), change.what, on, self.reference, detail)
 
 
+_NOUNS = {"frame": "frame", "entry": "cache entry", "guard": "guard of", "code": "transformed code of",
+          "graph": "graph", "graph_file": "graph file", "caches": "compile caches of", "graph_break": "graph break",
+          "recompile": "recompile", "failure": "failed compile"}
+
+
 def _noun(kind: str) -> str:
-    return {"frame": "frame", "entry": "cache entry", "guard": "guard of", "code": "transformed code of",
-            "graph": "graph", "graph_file": "graph file", "caches": "compile caches of", "graph_break": "graph break",
-            "recompile": "recompile", "failure": "failed compile"}.get(kind, kind)
+    return _NOUNS.get(kind, kind)
 
 
 def divergences(dumps: List[Tuple[str, Dump]]) -> List[Divergence]:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import io
-import json
 import os
 import runpy
 import sys
@@ -18,6 +17,7 @@ from types import FrameType, TracebackType
 from typing import Any, ContextManager, Dict, Iterator, List, Optional, TextIO
 
 from framescope.errors import UnsupportedTorchError
+from framescope.dump.naming import folder_rank, rank_folder
 from framescope.report.index import DumpError, load_dump
 from framescope.report.pages import write_report
 from framescope.report.summary import format_summary
@@ -118,39 +118,36 @@ def run_program(program: List[str], module: bool, out: str, report: bool = True,
             except Exception as err:  # the program's own outcome still counts
                 stderr.write("framescope: error: finishing the dump failed: %s\n" % " ".join(str(err).split()))
                 status = status or 1
-    rank = _rank_of(session.directory)
+    directory = str(session.directory)
+    rank = folder_rank(os.path.basename(directory))
     if rank is None:
-        print_summary(str(session.directory), report, stderr)
+        print_summary(directory, report, stderr)
     elif rank == 0:
         # Under torchrun every rank runs framescope: rank 0 alone speaks, once the others
         # are done (or have stopped writing), and says where the ranks compiled differently.
-        print_ranks_summary(str(session.root), report, stderr)
+        # The ranks' folders are beside its own (the --out folder, or its parent when it was
+        # named rank_0 already).
+        print_ranks_summary(os.path.dirname(directory), report, stderr)
     return status
-
-
-def _rank_of(folder: "os.PathLike[str]") -> Optional[int]:
-    name = os.path.basename(os.fspath(folder))
-    digits = name[len("rank_"):]
-    return int(digits) if name.startswith("rank_") and digits.isdigit() else None
 
 
 def wait_for_ranks(root: str, world: int, timeout: float) -> List[str]:
     """Wait until each rank's dump in ``root`` has ended, ``timeout`` seconds at most; return
     the ranks that had not."""
     deadline = time.monotonic() + timeout
+    waiting = [rank_folder(rank) for rank in range(world)]
     while True:
-        waiting = []
-        for rank in range(world):
-            try:
-                with open(os.path.join(root, "rank_%d" % rank, "index.json"), encoding="utf-8") as handle:
-                    if json.load(handle).get("finished") is True:
-                        continue
-            except (OSError, ValueError):
-                pass
-            waiting.append("rank_%d" % rank)
+        waiting = [name for name in waiting if not _finished(os.path.join(root, name))]
         if not waiting or time.monotonic() >= deadline:
             return waiting
         time.sleep(0.2)
+
+
+def _finished(folder: str) -> bool:
+    try:
+        return load_dump(folder).finished
+    except DumpError:  # not written yet
+        return False
 
 
 def print_ranks_summary(root: str, report: bool, stream: TextIO) -> None:
@@ -163,7 +160,7 @@ def print_ranks_summary(root: str, report: bool, stream: TextIO) -> None:
     except ValueError:
         world = 1
     waiting = wait_for_ranks(root, world, float(os.environ.get("FRAMESCOPE_RANKS_WAIT", "120")))
-    print_summary(os.path.join(root, "rank_0"), report, stream)
+    print_summary(os.path.join(root, rank_folder(0)), report, stream)
     try:
         dumps = dumps_of(root)
     except DumpError as err:

@@ -6,7 +6,7 @@ from typing import Dict, List, NamedTuple, Optional, Tuple
 
 from framescope.report.chart import phase_totals
 from framescope.dump.index import cache_summary, entry_use
-from framescope.dump.records import Dump, Frame, GraphBreak, Recompile
+from framescope.dump.records import Dump, Failure, Frame, GraphBreak, Recompile
 from framescope.report.readable import guard_summary, guarded_names, recompile_advice, skipped_frame, where
 from framescope.report.source import source_line
 from framescope.torch_text import break_summary, failed_guards, resumed_name
@@ -252,6 +252,19 @@ def recompiles_lines(dump: Dump) -> List[str]:
     return out
 
 
+def coded_reason(gb_code: Optional[str], reason: str, shown: Optional[str] = None) -> str:
+    """``[GB0059] Failed to trace builtin operator: ...``: torch's graph-break code (left out
+    where it is ``shown`` already) and its reason on one line."""
+    return "%s%s" % ("[%s] " % gb_code if gb_code and gb_code != shown else "", break_summary(reason))
+
+
+def failure_inside(dump: Dump, members: List[GraphBreak]) -> Optional[Failure]:
+    """The failed compile of these graph breaks' compiles: for a frame Dynamo skipped at a
+    break, it holds the break Dynamo met inside, which torch's text of the outer one leaves out."""
+    compiles = {member.compile_id for member in members}
+    return next((failure for failure in dump.failures if failure.compile_id in compiles), None)
+
+
 def failures_lines(dump: Dump) -> List[str]:
     """The compiles torch.compile gave up on: the function, torch's kind of failure and whole
     first line of its reason, the user's line; the inner reason of a frame Dynamo skipped."""
@@ -259,9 +272,9 @@ def failures_lines(dump: Dump) -> List[str]:
         return []
     out = ["", "failed compiles:"]
     for failure in dump.failures:
-        out.append("  %s (compile %s) at %s: %s: %s%s" % (
+        out.append("  %s (compile %s) at %s: %s: %s" % (
             failure.function, failure.compile_id, where(failure.filename, failure.lineno), failure.kind,
-            "[%s] " % failure.gb_code if failure.gb_code else "", break_summary(failure.reason)))
+            coded_reason(failure.gb_code, failure.reason)))
         text = user_line(failure.filename, failure.lineno, failure.source_line)
         if text:
             out.append("      " + text)
@@ -295,16 +308,14 @@ def break_lines(dump: Dump, members: List[GraphBreak]) -> List[str]:
         head = "%s%s" % (" in " + name if name else "", " (%d compiles)" % len(found) if len(found) > 1 else "")
     else:
         head = " in %d frames" % len(named)
-    out = ["  %s%s: %s%s" % (where(brk.filename, brk.lineno), head, "[%s] " % brk.gb_code if brk.gb_code else "",
-                             break_summary(brk.reason))]
+    out = ["  %s%s: %s" % (where(brk.filename, brk.lineno), head, coded_reason(brk.gb_code, brk.reason))]
     text = user_line(brk.filename, brk.lineno, brk.source_line)
     if text:
         out.append("      " + text)
-    inner = next((f for f in dump.failures if f.compile_id in {m.compile_id for m in members}), None)
+    inner = failure_inside(dump, members)
     if inner is not None and skipped_frame(brk):
         # torch's text of a break it could not handle ends before the break it met inside.
-        out.append("      the break inside: %s%s" % ("[%s] " % inner.gb_code if inner.gb_code else "",
-                                                     break_summary(inner.reason)))
+        out.append("      the break inside: " + coded_reason(inner.gb_code, inner.reason))
     for name, found in named:
         after = break_continuation(dump, found[0], name)
         if len(named) == 1:

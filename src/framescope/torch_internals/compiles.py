@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import sys
 import types
-from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Tuple
 
 from framescope.torch_internals.frames import framescope_side, keep_out_of_dynamo, program_side, raw_entries
 from framescope.torch_internals.probes import (AOT_COMPILE, AOT_GRAPHS, DEBUG, DEPYF_INSTALL, DUMP, GRAPHS, PRECOMPILE,
@@ -174,17 +174,21 @@ def compiling_locals(feature: str = DUMP) -> Optional[Dict[str, object]]:
 def _compiling_argument(name: str) -> Optional[Dict[str, object]]:
     # A bytecode hook is not given the frame; torch's ``_compile`` (which calls the hook
     # through its inner function) holds its globals and locals in arguments of these names.
+    return next((found for found in _compile_locals(("_compile_inner", "_compile"), name) if isinstance(found, dict)),
+                None)
+
+
+def _compile_locals(functions: Tuple[str, ...], name: str) -> Iterator[object]:
+    """The local ``name`` of each frame of torch's ``convert_frame`` functions ``functions`` on
+    the stack, innermost first (None where it has none)."""
     from torch._dynamo import convert_frame
 
-    frame = sys._getframe(2)
+    frame = sys._getframe(1)
     while frame is not None:
         code = frame.f_code
-        if code.co_filename == convert_frame.__file__ and code.co_name in ("_compile_inner", "_compile"):
-            found = frame.f_locals.get(name)
-            if isinstance(found, dict):
-                return found
+        if code.co_filename == convert_frame.__file__ and code.co_name in functions:
+            yield frame.f_locals.get(name)
         frame = frame.f_back
-    return None
 
 
 def codes_seen() -> List[types.CodeType]:
@@ -245,21 +249,13 @@ def finished_compile() -> Optional[Tuple[types.CodeType, Any]]:
     entry torch is about to make, or None. torch makes the entry after the compile callbacks
     have run, so it is not in the frame's entry list yet: its code and guard are what torch's
     ``compile_inner`` (inside ``_compile``) is returning, a ConvertFrameReturn."""
-    from torch._dynamo import convert_frame
-
-    frame = sys._getframe(1)
-    while frame is not None:
-        code = frame.f_code
-        if code.co_filename == convert_frame.__file__ and code.co_name == "compile_inner":
-            result = frame.f_locals.get("result")
-            first = result[0] if isinstance(result, tuple) and result else result
-            guarded = getattr(first, "guarded_code", None)
-            entry_code = getattr(guarded, "code", None)
-            manager = getattr(guarded, "guard_manager", None)
-            if isinstance(entry_code, types.CodeType) and manager is not None:
-                return entry_code, manager
-            return None
-        frame = frame.f_back
+    result = next(_compile_locals(("compile_inner",), "result"), None)
+    first = result[0] if isinstance(result, tuple) and result else result
+    guarded = getattr(first, "guarded_code", None)
+    entry_code = getattr(guarded, "code", None)
+    manager = getattr(guarded, "guard_manager", None)
+    if isinstance(entry_code, types.CodeType) and manager is not None:
+        return entry_code, manager
     return None
 
 
